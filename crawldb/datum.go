@@ -1,0 +1,102 @@
+// Package crawldb holds the CrawlDB: one Datum per known URL, stored as zstd
+// Parquet part files sorted by URL under crawl/crawldb/current. It defines the
+// statuses (Nutch's codes and meanings), the fetch schedules that set when a
+// page is due again, the lock that serializes writers, and the readers behind
+// `trawl readdb`.
+package crawldb
+
+import "time"
+
+// Datum is the CrawlDB record of one URL (Nutch's CrawlDatum). Times are UTC;
+// the zero time means "never". Intervals are in seconds.
+//
+// Where trawl differs from Nutch: the change history, features, cluster id
+// and schedule source are first-class columns rather than metadata, so that
+// revisit prediction and any Parquet reader can use them directly.
+type Datum struct {
+	// URL is the normalized URL, the record's key.
+	URL string `parquet:"url"`
+	// Host is the URL's host name (lower case, no port), for grouping.
+	Host string `parquet:"host,dict"`
+	// Status is one of the db_* statuses (see Status).
+	Status Status `parquet:"status"`
+	// FetchTime is when the URL is next due for fetching (Nutch's fetchTime).
+	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	// PrevFetchTime is when the URL was last fetched.
+	PrevFetchTime time.Time `parquet:"prev_fetch_time,timestamp(millisecond)"`
+	// ModifiedTime is when the content last changed, as far as known
+	// (Last-Modified, or the fetch that saw a new signature).
+	ModifiedTime time.Time `parquet:"modified_time,timestamp(millisecond)"`
+	// GenerateTime is when the URL was last put into a fetch list; a URL
+	// generated within the generate-lock period is not generated again
+	// (Nutch's _ngt_ metadata).
+	GenerateTime time.Time `parquet:"generate_time,timestamp(millisecond)"`
+	// FetchInterval is the revisit interval in seconds.
+	FetchInterval int32 `parquet:"fetch_interval"`
+	// FixedInterval, when true, keeps FetchInterval as injected: schedules
+	// do not adapt it (Nutch's fixedInterval seed metadata).
+	FixedInterval bool `parquet:"fixed_interval"`
+	// Retries counts consecutive transient fetch failures.
+	Retries int32 `parquet:"retries"`
+	// Score is the page's OPIC score.
+	Score float32 `parquet:"score"`
+	// Signature is the content digest of the last fetched version.
+	Signature []byte `parquet:"signature,optional"`
+	// HTTPStatus is the HTTP status code of the last fetch (0 if none).
+	HTTPStatus int32 `parquet:"http_status"`
+	// ContentType is the media type of the last fetched content.
+	ContentType string `parquet:"content_type,dict"`
+	// ETag and LastModified are the validators of the last 200 response,
+	// sent back as If-None-Match / If-Modified-Since.
+	ETag         string `parquet:"etag"`
+	LastModified string `parquet:"last_modified"`
+	// FetchCount counts successful fetches (200 or 304).
+	FetchCount int32 `parquet:"fetch_count"`
+	// ChangeCount is M, the number of fetches that observed a change.
+	ChangeCount int32 `parquet:"change_count"`
+	// History holds the most recent fetch observations, oldest first,
+	// bounded to HistoryLimit entries.
+	History []Observation `parquet:"history,list"`
+	// Features describe the last fetched version, for clustering.
+	Features Features `parquet:"features"`
+	// ClusterID is the DBSCAN cluster the page was last assigned to, or -1.
+	ClusterID int32 `parquet:"cluster_id"`
+	// Source says which schedule set FetchInterval.
+	Source Source `parquet:"schedule_source,dict"`
+	// Metadata holds free-form key/value pairs (Nutch's metadata).
+	Metadata map[string]string `parquet:"metadata"`
+}
+
+// HistoryLimit bounds Datum.History.
+const HistoryLimit = 32
+
+// Observation is one fetch of a page: when, and whether it had changed since
+// the previous fetch.
+type Observation struct {
+	Time    time.Time `parquet:"time,timestamp(millisecond)"`
+	Changed bool      `parquet:"changed"`
+}
+
+// Features are the page features used for clustering (seed 001): counts of
+// non-markup words, outlinks, inlinks and images, URL depth (path segments)
+// and content size in bytes.
+type Features struct {
+	Words    int32 `parquet:"words"`
+	Outlinks int32 `parquet:"outlinks"`
+	Inlinks  int32 `parquet:"inlinks"`
+	Images   int32 `parquet:"images"`
+	Depth    int32 `parquet:"depth"`
+	Bytes    int64 `parquet:"bytes"`
+}
+
+// Source names the schedule that last set a datum's interval.
+type Source string
+
+// The schedule sources.
+const (
+	SourceInjected Source = "injected" // the interval given at inject
+	SourceDefault  Source = "default"  // Nutch's DefaultFetchSchedule
+	SourceAdaptive Source = "adaptive" // Nutch's AdaptiveFetchSchedule
+	SourceCluster  Source = "cluster"  // the page's DBSCAN cluster's period
+	SourcePoisson  Source = "poisson"  // the page's own Poisson estimate
+)

@@ -1,0 +1,89 @@
+package crawldb
+
+import "fmt"
+
+// Status is a CrawlDatum status, with Nutch's codes. The db_* statuses are
+// stored in the CrawlDB; the fetch_* statuses describe one fetch (segment
+// crawl_fetch); the others are transient values of updatedb.
+type Status uint8
+
+// The CrawlDB statuses (Nutch's CrawlDatum.STATUS_DB_*).
+const (
+	// StatusDBUnfetched: the page was not yet fetched (or is due again).
+	StatusDBUnfetched Status = 0x01
+	// StatusDBFetched: the page was fetched successfully.
+	StatusDBFetched Status = 0x02
+	// StatusDBGone: the page no longer exists (404, 410, too many retries,
+	// robots denied).
+	StatusDBGone Status = 0x03
+	// StatusDBRedirTemp: the page redirects temporarily.
+	StatusDBRedirTemp Status = 0x04
+	// StatusDBRedirPerm: the page redirects permanently.
+	StatusDBRedirPerm Status = 0x05
+	// StatusDBNotModified: the last fetch found the page unchanged.
+	StatusDBNotModified Status = 0x06
+	// StatusDBDuplicate: the page duplicates another (dedup).
+	StatusDBDuplicate Status = 0x07
+	// StatusDBOrphan: no page links to it any more.
+	StatusDBOrphan Status = 0x08
+)
+
+// The fetch statuses (Nutch's CrawlDatum.STATUS_FETCH_*).
+const (
+	StatusFetchSuccess     Status = 0x21
+	StatusFetchRetry       Status = 0x22
+	StatusFetchGone        Status = 0x23
+	StatusFetchRedirTemp   Status = 0x24
+	StatusFetchRedirPerm   Status = 0x25
+	StatusFetchNotModified Status = 0x26
+)
+
+// The transient statuses.
+const (
+	StatusSignature Status = 0x41 // a signature-only update
+	StatusParseMeta Status = 0x42 // parse metadata
+	StatusLinked    Status = 0x43 // an outlink's target, found by parsing
+	StatusInjected  Status = 0x44 // a seed
+)
+
+var statusNames = map[Status]string{
+	StatusDBUnfetched:      "db_unfetched",
+	StatusDBFetched:        "db_fetched",
+	StatusDBGone:           "db_gone",
+	StatusDBRedirTemp:      "db_redir_temp",
+	StatusDBRedirPerm:      "db_redir_perm",
+	StatusDBNotModified:    "db_notmodified",
+	StatusDBDuplicate:      "db_duplicate",
+	StatusDBOrphan:         "db_orphan",
+	StatusFetchSuccess:     "fetch_success",
+	StatusFetchRetry:       "fetch_retry",
+	StatusFetchGone:        "fetch_gone",
+	StatusFetchRedirTemp:   "fetch_redir_temp",
+	StatusFetchRedirPerm:   "fetch_redir_perm",
+	StatusFetchNotModified: "fetch_notmodified",
+	StatusSignature:        "signature",
+	StatusParseMeta:        "parse_metadata",
+	StatusLinked:           "linked",
+	StatusInjected:         "injected",
+}
+
+// String returns Nutch's name of the status, as db_fetched.
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("status_0x%02x", uint8(s))
+}
+
+// ParseStatus parses a status name as String returns it.
+func ParseStatus(name string) (Status, error) {
+	for s, n := range statusNames {
+		if n == name {
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("crawldb: unknown status %q", name)
+}
+
+// IsDB reports whether s is a db_* status.
+func (s Status) IsDB() bool { return s >= StatusDBUnfetched && s <= StatusDBOrphan }

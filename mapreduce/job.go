@@ -1,0 +1,127 @@
+// Package mapreduce is trawl's job engine: a job is declared once with typed
+// Go functions and runs either embedded (the local runner) or as Hadoop
+// Streaming tasks of the trawl binary (the task entry), with identical output.
+//
+// A Job reads one or more Inputs (Parquet files, each row a record of the
+// input's type), maps every record to zero or more (key, value) pairs, groups
+// the pairs by key (keys sort as bytes), reduces each group to zero or more
+// output records, and writes those as zstd Parquet, one part file per reduce
+// task, sorted by key.
+//
+// # Determinism
+//
+// Within a group, values arrive sorted by their shuffle encoding (see
+// EncodeValue), on both engines. A reduce function therefore sees the same
+// values in the same order on every run, and a job's output is a pure
+// function of its inputs and configuration.
+//
+// # Output commit
+//
+// Each output directory OUT is staged as DIR/_temporary/ATTEMPT/NAME (DIR and
+// NAME being OUT's parent and base name); task attempts write into their own
+// subdirectory and a task's files are moved into the stage when it succeeds.
+// When every task has succeeded the engine writes _SUCCESS and _counters.json
+// into the stage and publishes it with one rename to OUT. A failed or killed
+// job leaves OUT as it was (absent) and whatever it staged under _temporary,
+// which the next run removes.
+package mapreduce
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+)
+
+// Emit passes one (key, value) pair from a map or combine function to the
+// shuffle. Keys sort as bytes.
+type Emit[V any] func(key string, value V)
+
+// MapFunc maps one input record of type R to zero or more pairs.
+// A returned error fails the task attempt (which is retried, bounded).
+type MapFunc[R, V any] func(t *Task, rec R, emit Emit[V]) error
+
+// ReduceFunc reduces the values of one key to zero or more output records.
+// values may be iterated once; they arrive sorted by their shuffle encoding.
+type ReduceFunc[V, O any] func(t *Task, key string, values iter.Seq[V], out func(O)) error
+
+// CombineFunc pre-reduces the values of one key on the map side; it emits
+// values for the same key. It must not change what Reduce computes.
+type CombineFunc[V any] func(t *Task, key string, values iter.Seq[V], emit func(V)) error
+
+// Partitioner assigns a key to one of n reduce partitions, 0 <= p < n.
+type Partitioner func(key string, n int) int
+
+// Job is a MapReduce job over typed records. V is the shuffle value type
+// and O the reduce output type. The zero values of the optional fields are
+// usable defaults.
+type Job[V, O any] struct {
+	// Name identifies the job in logs, counters and the Hadoop task entry.
+	Name string
+	// Conf is the job's configuration as strings. The Hadoop task entry
+	// rebuilds the job from Name and Conf through a Registry, so every
+	// parameter that shapes the job's functions must be in Conf.
+	Conf map[string]string
+	// Inputs are read by map tasks: one task per input file, or per range
+	// of row groups of a large file.
+	Inputs []Input[V]
+	// Combine is optional.
+	Combine CombineFunc[V]
+	// Reduce is required unless NumReduce is 0.
+	Reduce ReduceFunc[V, O]
+	// Partition defaults to HashPartitioner.
+	Partition Partitioner
+	// NumReduce is the number of reduce tasks (and part files per output).
+	// Zero defaults to 1.
+	NumReduce int
+	// Outputs are where reduce output records go: each record is offered to
+	// every output, which writes it if its route accepts it.
+	Outputs []Output[O]
+}
+
+// Input is one input of a job: a path with a record type and a map function.
+// Construct it with From.
+type Input[V any] interface {
+	// Path is the input's URI: a Parquet file or a directory of part files.
+	Path() string
+	input() inputImpl[V]
+}
+
+// Output is one output of a job: a directory of Parquet part files with a
+// record type and a route from the job's output records. Construct it with
+// Write or WriteRouted.
+type Output[O any] interface {
+	// Path is the output directory's URI.
+	Path() string
+	output() outputImpl[O]
+}
+
+// Task is what map, combine and reduce functions get from the engine: the
+// task's context, identity, logger and counters.
+type Task struct {
+	// Ctx is cancelled when the job is cancelled or the task attempt fails.
+	Ctx context.Context
+	// Job is the job's name.
+	Job string
+	// ID names the task, as "m-00003" or "r-00000".
+	ID string
+	// Partition is the task's number among the job's map or reduce tasks.
+	Partition int
+	// Attempt counts retries of this task, from 0.
+	Attempt int
+	// Log is the task's logger.
+	Log *slog.Logger
+
+	counters *Counters
+}
+
+// Count adds n to the job-defined counter name in the job's counter group.
+func (t *Task) Count(name string, n int64) {
+	if t.counters != nil {
+		t.counters.Add(t.Job, name, n)
+	}
+}
+
+// inputImpl and outputImpl are the engine's view of an Input or Output with
+// the record type erased; the engine defines them.
+type inputImpl[V any] struct{}
+type outputImpl[O any] struct{}

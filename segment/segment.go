@@ -1,0 +1,122 @@
+// Package segment defines a crawl segment's layout and record types.
+//
+// A segment is one round's work, a directory named by its generation time
+// (segments/20261121103000) holding one subdirectory per stage output, each a
+// published job output (Parquet part files plus _SUCCESS):
+//
+//	crawl_generate  Datum rows: the fetch list, partitioned by host
+//	crawl_fetch     Fetch rows: the outcome of fetching each URL
+//	content         Content rows: raw bytes and headers
+//	parse_data      ParseData rows: outlinks, title, features, signature
+//	parse_text      ParseText rows: extracted text
+//	crawl_parse     ParseUpdate rows: CrawlDB updates found by parsing
+package segment
+
+import (
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+)
+
+// The stage subdirectories of a segment.
+const (
+	DirGenerate   = "crawl_generate"
+	DirFetch      = "crawl_fetch"
+	DirContent    = "content"
+	DirParseData  = "parse_data"
+	DirParseText  = "parse_text"
+	DirCrawlParse = "crawl_parse"
+)
+
+// Generate is a fetch-list row: the CrawlDB datum of a URL selected for
+// fetching, as it was when selected.
+type Generate = crawldb.Datum
+
+// Fetch is the outcome of fetching one URL (Nutch's crawl_fetch datum).
+type Fetch struct {
+	// URL is the URL as generated.
+	URL string `parquet:"url"`
+	// Status is a fetch_* status.
+	Status crawldb.Status `parquet:"status"`
+	// FetchTime is when the fetch happened (UTC).
+	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	// HTTPStatus is the response code (0 when no response).
+	HTTPStatus int32 `parquet:"http_status"`
+	// ContentType is the response's media type.
+	ContentType string `parquet:"content_type,dict"`
+	// RedirectURL is the normalized target of a redirect, if any.
+	RedirectURL string `parquet:"redirect_url"`
+	// ETag and LastModified are the response's validators.
+	ETag         string `parquet:"etag"`
+	LastModified string `parquet:"last_modified"`
+	// Message explains failures (protocol status text).
+	Message string `parquet:"message"`
+	// Datum is the fetch-list datum the fetch started from, carried so
+	// updatedb can apply the schedule without the old CrawlDB row.
+	Datum crawldb.Datum `parquet:"datum"`
+}
+
+// Content is a fetched page's raw bytes and response headers.
+type Content struct {
+	URL         string            `parquet:"url"`
+	BaseURL     string            `parquet:"base_url"`
+	ContentType string            `parquet:"content_type,dict"`
+	Headers     map[string]string `parquet:"headers"`
+	Body        []byte            `parquet:"body"`
+	// Truncated is true when Body was cut at the content limit.
+	Truncated bool      `parquet:"truncated"`
+	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+}
+
+// Outlink is a link found on a page, with its anchor text.
+type Outlink struct {
+	URL    string `parquet:"url"`
+	Anchor string `parquet:"anchor"`
+}
+
+// ParseData is what parsing learnt about one page.
+type ParseData struct {
+	URL string `parquet:"url"`
+	// Success is false when the page failed to parse; Message says why.
+	Success  bool      `parquet:"success"`
+	Message  string    `parquet:"message"`
+	Title    string    `parquet:"title"`
+	Outlinks []Outlink `parquet:"outlinks,list"`
+	// Signature is the content digest used for change detection;
+	// FuzzySignature is a text-profile signature that ignores trivial edits.
+	Signature      []byte            `parquet:"signature,optional"`
+	FuzzySignature []byte            `parquet:"fuzzy_signature,optional"`
+	Features       crawldb.Features  `parquet:"features"`
+	NoIndex        bool              `parquet:"noindex"`
+	NoFollow       bool              `parquet:"nofollow"`
+	Canonical      string            `parquet:"canonical"`
+	RefreshURL     string            `parquet:"refresh_url"`
+	Meta           map[string]string `parquet:"meta"`
+}
+
+// ParseText is a page's extracted visible text.
+type ParseText struct {
+	URL  string `parquet:"url"`
+	Text string `parquet:"text"`
+}
+
+// ParseUpdate is one CrawlDB update produced by parsing (Nutch's crawl_parse
+// datums): the parsed page's signature (StatusSignature), or a link to a
+// target URL (StatusLinked) carrying the OPIC score share it passes on.
+type ParseUpdate struct {
+	// URL is the datum the update is for: the parsed page, or a link target.
+	URL string `parquet:"url"`
+	// Status is StatusSignature, StatusParseMeta or StatusLinked.
+	Status crawldb.Status `parquet:"status"`
+	// FromURL is the page the link was found on (StatusLinked only).
+	FromURL string `parquet:"from_url"`
+	// Anchor is the link's anchor text (StatusLinked only).
+	Anchor string `parquet:"anchor"`
+	// Score is the OPIC cash passed along the link.
+	Score float32 `parquet:"score"`
+	// Signature and Features describe the parsed page (StatusSignature).
+	Signature []byte           `parquet:"signature,optional"`
+	Features  crawldb.Features `parquet:"features"`
+	// FetchTime is the parsed page's fetch time.
+	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+}

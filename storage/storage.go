@@ -1,0 +1,48 @@
+// Package storage is the file-system interface trawl's jobs read and write
+// through, so the same job runs on a local disk or on HDFS.
+//
+// Paths are URIs: a plain path or a file:// URI names the local file system;
+// hdfs://namenode:port/path names HDFS (added with the Hadoop runner). Open
+// returns an io.ReaderAt with a size, which is what a Parquet reader needs.
+// Create writes a new file; Rename is atomic for a file or a directory on
+// both local disks and HDFS, which is how every job publishes its output.
+package storage
+
+import (
+	"io"
+	"io/fs"
+)
+
+// File is an open file for random-access reading.
+type File interface {
+	io.ReaderAt
+	io.Reader
+	io.Closer
+	// Size is the file's length in bytes.
+	Size() int64
+}
+
+// FS is a file system. Paths passed to an FS are paths within it (not URIs);
+// use Resolve to turn a URI into an FS and a path.
+//
+// Implementations must be safe for concurrent use.
+type FS interface {
+	// Open opens a file for reading.
+	Open(path string) (File, error)
+	// Create creates or truncates a file for writing, creating missing
+	// parent directories. The file is complete only once Close returns nil.
+	Create(path string) (io.WriteCloser, error)
+	// Rename renames oldpath to newpath atomically. If newpath exists and is
+	// a file it is replaced; if it is a directory the call fails.
+	Rename(oldpath, newpath string) error
+	// RemoveAll removes path and anything below it. A missing path is not
+	// an error.
+	RemoveAll(path string) error
+	// ReadDir lists a directory, sorted by name.
+	ReadDir(path string) ([]fs.FileInfo, error)
+	// Stat describes a file or directory; a missing path gives an error
+	// for which errors.Is(err, fs.ErrNotExist) is true.
+	Stat(path string) (fs.FileInfo, error)
+	// MkdirAll creates a directory and any missing parents.
+	MkdirAll(path string) error
+}
