@@ -8,4 +8,10 @@ import (
 	_ "github.com/apache/arrow/go/v15/parquet/pqarrow"
 	_ "github.com/colinmarc/hdfs/v2"
 	_ "github.com/miekg/dns"
+	_ "github.com/parquet-go/parquet-go"
+	_ "github.com/schollz/progressbar/v3"
+	_ "github.com/urfave/cli/v2"
+	_ "golang.org/x/net/html"
+	_ "golang.org/x/net/publicsuffix"
+	_ "gopkg.in/yaml.v3"
 )
