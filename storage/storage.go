@@ -29,8 +29,11 @@ type File interface {
 type FS interface {
 	// Open opens a file for reading.
 	Open(path string) (File, error)
-	// Create creates or truncates a file for writing, creating missing
-	// parent directories. The file is complete only once Close returns nil.
+	// Create creates a new file for writing, creating missing parent
+	// directories. It fails with an error satisfying
+	// errors.Is(err, fs.ErrExist) if the file exists (as HDFS does), which
+	// makes it usable for lock files. The file is complete only once Close
+	// returns nil.
 	Create(path string) (io.WriteCloser, error)
 	// Rename renames oldpath to newpath atomically. If newpath exists and is
 	// a file it is replaced; if it is a directory the call fails.
