@@ -1,0 +1,46 @@
+# trawl: a Nutch-style batch web crawler in Go.
+# `make test` is what CI runs (via .ci/run); `make demo` is the README's "run it".
+
+GO      ?= go
+BIN     ?= bin/trawl
+DEMO    ?= /tmp/trawl-demo
+PKGS    ?= ./...
+
+.PHONY: all build test test-short bench bench-crawldb lint fmt demo clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/trawl
+
+# The full test suite, with the race detector (concurrency lives in the
+# engine, the fetcher and the resolver).
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+test-short:
+	$(GO) test -short -count=1 $(PKGS)
+
+# Go micro-benchmarks of every hot path (one pass each).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x $(PKGS)
+
+# The CrawlDB harness: updatedb and generate on 2,000,000 URLs against the
+# Parquet copy limit (see bench/README.md).
+bench-crawldb: build
+	$(GO) run ./bench/crawldb -trawl $(BIN)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+# Inject a seed list, generate a fetch list and read the CrawlDB back.
+demo: build
+	./scripts/demo.sh $(BIN) $(DEMO)
+
+clean:
+	rm -rf bin
