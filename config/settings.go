@@ -1,0 +1,192 @@
+package config
+
+// Kind is the type of a setting's value.
+type Kind int
+
+// The setting kinds. Every value is written as a string (in trawl.yaml, the
+// environment or a flag) and parsed by its kind.
+const (
+	// String is free text, or one of Setting.Choices when they are given.
+	String Kind = iota
+	// Int is a decimal integer.
+	Int
+	// Float is a decimal floating-point number.
+	Float
+	// Bool is true or false (also 1/0, yes/no, on/off).
+	Bool
+	// Duration is a Go duration ("90s", "1h30m") that also accepts days
+	// ("30d", "1d12h").
+	Duration
+	// Size is a byte count with an optional unit: "256MiB", "1GiB", "64KB",
+	// "4096". KiB/MiB/GiB and K/M/G (also KB/MB/GB) are powers of 1024.
+	Size
+	// List is a comma-separated list of strings (a YAML sequence in
+	// trawl.yaml).
+	List
+)
+
+// String returns the kind's name as `trawl config` prints it.
+func (k Kind) String() string {
+	switch k {
+	case String:
+		return "string"
+	case Int:
+		return "int"
+	case Float:
+		return "float"
+	case Bool:
+		return "bool"
+	case Duration:
+		return "duration"
+	case Size:
+		return "size"
+	case List:
+		return "list"
+	}
+	return "unknown"
+}
+
+// Setting describes one setting: its dotted name, kind, default (as a
+// string, parsed like any other value) and a one-line description, as
+// nutch-default.xml does for Nutch.
+type Setting struct {
+	// Name is the dotted name, as in trawl.yaml ("generate.topN").
+	Name string
+	// Kind is the value's type.
+	Kind Kind
+	// Default is the value when no source sets it.
+	Default string
+	// Choices, when not empty, are the only values a String accepts.
+	Choices []string
+	// Doc is a one-line description.
+	Doc string
+}
+
+// The names of every setting, for use with the typed getters of Config.
+const (
+	CrawlDir = "crawl"
+
+	LogLevel  = "log.level"
+	LogFormat = "log.format"
+
+	EngineMemory           = "engine.memory"
+	EngineParallelism      = "engine.parallelism"
+	EngineMaxAttempts      = "engine.maxAttempts"
+	EngineTempDir          = "engine.tempDir"
+	EngineProgressInterval = "engine.progressInterval"
+
+	LockMaxAge = "lock.maxAge"
+
+	ScheduleName            = "schedule.name"
+	ScheduleDefaultInterval = "schedule.defaultInterval"
+	ScheduleMaxInterval     = "schedule.maxInterval"
+	AdaptiveIncRate         = "schedule.adaptive.incRate"
+	AdaptiveDecRate         = "schedule.adaptive.decRate"
+	AdaptiveMinInterval     = "schedule.adaptive.minInterval"
+	AdaptiveMaxInterval     = "schedule.adaptive.maxInterval"
+	AdaptiveSyncDelta       = "schedule.adaptive.syncDelta"
+	AdaptiveSyncDeltaRate   = "schedule.adaptive.syncDeltaRate"
+
+	URLFilterRegexFiles = "urlfilter.regexFiles"
+	URLFilterMaxLength  = "urlfilter.maxLength"
+	URLFilterSuffix     = "urlfilter.suffix"
+	URLFilterPathLoop   = "urlfilter.pathLoop"
+	URLFilterScope      = "urlfilter.scope"
+
+	InjectOverwrite = "inject.overwrite"
+	InjectUpdate    = "inject.update"
+	InjectScore     = "inject.score"
+
+	GenerateTopN        = "generate.topN"
+	GenerateMaxPerHost  = "generate.maxPerHost"
+	GenerateCountMode   = "generate.countMode"
+	GenerateNumFetchers = "generate.numFetchers"
+	GenerateDelay       = "generate.delay"
+
+	UpdateAdditions = "updatedb.additions"
+	UpdateRetryMax  = "updatedb.retryMax"
+	UpdateKeepOldDB = "updatedb.keepOld"
+)
+
+// Settings returns the table of every setting, grouped by topic. The slice
+// is new on every call; callers may keep or change it.
+func Settings() []Setting {
+	return []Setting{
+		{Name: CrawlDir, Kind: String, Default: "./crawl",
+			Doc: "crawl directory (path or URI) holding crawldb/ and segments/"},
+
+		{Name: LogLevel, Kind: String, Default: "info", Choices: []string{"debug", "info", "warn", "error"},
+			Doc: "lowest level of log messages written to stderr"},
+		{Name: LogFormat, Kind: String, Default: "text", Choices: []string{"text", "json"},
+			Doc: "log line format on stderr: text (key=value) or json (one object per line)"},
+
+		{Name: EngineMemory, Kind: Size, Default: "256MiB",
+			Doc: "memory budget of a job's map output buffers before they spill to disk"},
+		{Name: EngineParallelism, Kind: Int, Default: "0",
+			Doc: "map and reduce tasks run at once; 0 means the number of CPUs"},
+		{Name: EngineMaxAttempts, Kind: Int, Default: "3",
+			Doc: "attempts of a failing task before its job fails"},
+		{Name: EngineTempDir, Kind: String, Default: "",
+			Doc: "directory for spill files; empty means the system temp directory"},
+		{Name: EngineProgressInterval, Kind: Duration, Default: "10s",
+			Doc: "interval of progress log lines when stderr is not a terminal"},
+
+		{Name: LockMaxAge, Kind: Duration, Default: "0",
+			Doc: "a CrawlDB lock older than this is reported as stale; 0 means only a dead holder makes it stale"},
+
+		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive"},
+			Doc: "fetch schedule: default (fixed interval) or adaptive (Nutch's AdaptiveFetchSchedule)"},
+		{Name: ScheduleDefaultInterval, Kind: Duration, Default: "30d",
+			Doc: "revisit interval of a new page (Nutch's db.fetch.interval.default)"},
+		{Name: ScheduleMaxInterval, Kind: Duration, Default: "90d",
+			Doc: "a page not fetched for this long is due whatever its interval (db.fetch.interval.max)"},
+		{Name: AdaptiveIncRate, Kind: Float, Default: "0.4",
+			Doc: "interval growth factor after an unchanged fetch (db.fetch.schedule.adaptive.inc_rate)"},
+		{Name: AdaptiveDecRate, Kind: Float, Default: "0.2",
+			Doc: "interval shrink factor after a changed fetch (db.fetch.schedule.adaptive.dec_rate)"},
+		{Name: AdaptiveMinInterval, Kind: Duration, Default: "60s",
+			Doc: "smallest adaptive interval (db.fetch.schedule.adaptive.min_interval)"},
+		{Name: AdaptiveMaxInterval, Kind: Duration, Default: "365d",
+			Doc: "largest adaptive interval (db.fetch.schedule.adaptive.max_interval)"},
+		{Name: AdaptiveSyncDelta, Kind: Bool, Default: "true",
+			Doc: "move the next fetch towards the observed modification time (db.fetch.schedule.adaptive.sync_delta)"},
+		{Name: AdaptiveSyncDeltaRate, Kind: Float, Default: "0.3",
+			Doc: "weight of the observed modification time (db.fetch.schedule.adaptive.sync_delta_rate)"},
+
+		{Name: URLFilterRegexFiles, Kind: List, Default: "",
+			Doc: "regex URL filter files in Nutch's regex-urlfilter.txt syntax (+REGEX / -REGEX)"},
+		{Name: URLFilterMaxLength, Kind: Int, Default: "2083",
+			Doc: "longest URL accepted, in bytes; 0 means no limit"},
+		{Name: URLFilterSuffix, Kind: Bool, Default: "true",
+			Doc: "reject URLs whose path ends in a binary suffix (images, archives, media, office documents)"},
+		{Name: URLFilterPathLoop, Kind: Bool, Default: "true",
+			Doc: "reject URLs whose path repeats a segment three times or more"},
+		{Name: URLFilterScope, Kind: String, Default: "any", Choices: []string{"any", "host", "domain"},
+			Doc: "which outlinks are followed: any, same host, or same registered domain"},
+
+		{Name: InjectOverwrite, Kind: Bool, Default: "false",
+			Doc: "inject replaces an existing URL's datum with the injected one (db.injector.overwrite)"},
+		{Name: InjectUpdate, Kind: Bool, Default: "false",
+			Doc: "inject updates an existing URL's score, interval and metadata from the seed (db.injector.update)"},
+		{Name: InjectScore, Kind: Float, Default: "1.0",
+			Doc: "score of an injected URL without a score= field (db.score.injected)"},
+
+		{Name: GenerateTopN, Kind: Int, Default: "0",
+			Doc: "most URLs in one fetch list, best scores first; 0 means no limit"},
+		{Name: GenerateMaxPerHost, Kind: Int, Default: "-1",
+			Doc: "most URLs per host (or domain) in one fetch list; -1 or 0 means no limit (generate.max.count)"},
+		{Name: GenerateCountMode, Kind: String, Default: "host", Choices: []string{"host", "domain"},
+			Doc: "what generate.maxPerHost counts and fetch lists are partitioned by (generate.count.mode)"},
+		{Name: GenerateNumFetchers, Kind: Int, Default: "1",
+			Doc: "number of fetch-list parts, one per fetcher task"},
+		{Name: GenerateDelay, Kind: Duration, Default: "7d",
+			Doc: "a segment not merged by updatedb for this long no longer holds its URLs back (crawl.gen.delay)"},
+
+		{Name: UpdateAdditions, Kind: Bool, Default: "true",
+			Doc: "updatedb adds newly discovered URLs to the CrawlDB (db.update.additions.allowed)"},
+		{Name: UpdateRetryMax, Kind: Int, Default: "3",
+			Doc: "transient fetch failures before a page becomes db_gone (db.fetch.retry.max)"},
+		{Name: UpdateKeepOldDB, Kind: Bool, Default: "false",
+			Doc: "keep the previous CrawlDB as crawldb/old after an update (db.preserve.backup)"},
+	}
+}
