@@ -6,6 +6,32 @@
 // returns an io.ReaderAt with a size, which is what a Parquet reader needs.
 // Create writes a new file; Rename is atomic for a file or a directory on
 // both local disks and HDFS, which is how every job publishes its output.
+//
+// Local is the local-disk FS. Resolver maps URIs to an FS and a path (hdfs
+// and other schemes through handlers the CLI registers; no global
+// registry). WriteFileAtomic, ReadFile and Exists are helpers on any FS;
+// Join, Dir and Base work on plain paths and URIs alike.
+//
+// # HDFS
+//
+// The interface is shaped so that github.com/colinmarc/hdfs/v2 (v2.4.0)
+// implements it with thin wrappers; each FS method is backed by one
+// *hdfs.Client method (signatures checked against that version):
+//
+//   - Open: Client.Open(name) (*FileReader, error); FileReader has Read,
+//     ReadAt and Close, and Stat().Size() gives Size.
+//   - Create: Client.Create(name) (*FileWriter, error), which fails with
+//     os.ErrExist if the file exists (exclusive, like Local). HDFS's Create
+//     does not create parents (CreateParent false), so the wrapper calls
+//     Client.MkdirAll(dir, 0755) first. FileWriter.Close completes the file.
+//   - Rename: Client.Rename(oldpath, newpath), a rename2 with overwrite;
+//     the wrapper Stats newpath first and fails if it is a directory, as
+//     Local does.
+//   - RemoveAll: Client.RemoveAll(name); a missing path returns nil.
+//   - ReadDir: Client.ReadDir(dirname) ([]os.FileInfo, error), sorted.
+//   - Stat: Client.Stat(name) (os.FileInfo, error); a missing path gives
+//     an *os.PathError wrapping os.ErrNotExist.
+//   - MkdirAll: Client.MkdirAll(dirname, perm).
 package storage
 
 import (
