@@ -1,0 +1,123 @@
+package jobs
+
+import (
+	"container/heap"
+	"sort"
+)
+
+// OPIC scoring, as Nutch's OPICScoringFilter (scoring-opic plugin) with its
+// default settings (db.score.link.internal = db.score.link.external = 1.0,
+// db.score.count.filtered = false):
+//
+//   - inject: a seed gets its seed-line score, else DefaultInjectScore
+//     (db.score.injected); injectedScore adds nothing.
+//   - parse: a page passes its score divided evenly among its outlinks
+//     (OPICLinkCash) to each link target, as a linked datum in crawl_parse.
+//   - updatedb: a page new to the CrawlDB starts at 0 (initialScore) and an
+//     existing one keeps its score; both then add the cash of every incoming
+//     link (updateDbScore). Like Nutch, trawl does not take the distributed
+//     cash away from the linking page.
+//   - generate: the sort value is the score (generatorSortValue).
+
+// DefaultInjectScore is the score of a seed without score= (Nutch's
+// db.score.injected).
+const DefaultInjectScore float32 = 1.0
+
+// DefaultMaxInlinks bounds how many incoming links of one URL updatedb
+// counts in one run, keeping those with the highest cash (Nutch's
+// db.update.max.inlinks).
+const DefaultMaxInlinks = 10000
+
+// OPICLinkCash is the cash a page with score pageScore passes along each of
+// its nOutlinks outlinks: pageScore / nOutlinks (0 when it has none). The
+// parse job writes it as the Score of each StatusLinked update.
+func OPICLinkCash(pageScore float32, nOutlinks int) float32 {
+	if nOutlinks <= 0 {
+		return 0
+	}
+	return float32(float64(pageScore) / float64(nOutlinks))
+}
+
+// inlink is one incoming link seen by updatedb: who links, and the cash it
+// passes. seq is its arrival position, the final tie-breaker.
+type inlink struct {
+	from string
+	cash float32
+	seq  int
+}
+
+// inlinkLess orders inlinks from least to most valuable: lower cash first,
+// then later arrival, so that among equal cash the earliest arrivals are
+// kept.
+func inlinkLess(a, b inlink) bool {
+	if a.cash != b.cash {
+		return a.cash < b.cash
+	}
+	return a.seq > b.seq
+}
+
+// inlinkHeap is a min-heap (least valuable on top) of at most max inlinks.
+type inlinkHeap struct {
+	items []inlink
+	max   int
+	seen  int
+}
+
+func (h *inlinkHeap) Len() int           { return len(h.items) }
+func (h *inlinkHeap) Less(i, j int) bool { return inlinkLess(h.items[i], h.items[j]) }
+func (h *inlinkHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *inlinkHeap) Push(x any)         { h.items = append(h.items, x.(inlink)) }
+func (h *inlinkHeap) Pop() any {
+	n := len(h.items)
+	x := h.items[n-1]
+	h.items = h.items[:n-1]
+	return x
+}
+
+// reset empties the heap for the next key, keeping its storage.
+func (h *inlinkHeap) reset(max int) {
+	h.items = h.items[:0]
+	h.max = max
+	h.seen = 0
+}
+
+// add offers one inlink; only the max most valuable are kept.
+func (h *inlinkHeap) add(from string, cash float32) {
+	l := inlink{from: from, cash: cash, seq: h.seen}
+	h.seen++
+	if h.max <= 0 || len(h.items) < h.max {
+		heap.Push(h, l)
+		return
+	}
+	if inlinkLess(h.items[0], l) {
+		h.items[0] = l
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted returns the kept inlinks, most valuable first (Nutch's linkList
+// order: the first is the "latest" link a new URL is initialized from).
+func (h *inlinkHeap) sorted() []inlink {
+	out := append([]inlink(nil), h.items...)
+	sort.Slice(out, func(i, j int) bool { return inlinkLess(out[j], out[i]) })
+	return out
+}
+
+// sumCash sums the kept inlinks' cash deterministically: in float64, in the
+// order sorted returns.
+func sumCash(links []inlink) float64 {
+	var s float64
+	for _, l := range links {
+		s += float64(l.cash)
+	}
+	return s
+}
+
+// distinctFrom counts the distinct linking pages among links.
+func distinctFrom(links []inlink) int {
+	seen := make(map[string]struct{}, len(links))
+	for _, l := range links {
+		seen[l.from] = struct{}{}
+	}
+	return len(seen)
+}

@@ -1,0 +1,106 @@
+package jobs
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseSeedLine(t *testing.T) {
+	tests := []struct {
+		line string
+		want Seed
+		ok   bool
+		err  string // substring of the error, "" for none
+	}{
+		{line: "", ok: false},
+		{line: "   \t  ", ok: false},
+		{line: "# a comment\twith=tab", ok: false},
+		{line: "  #indented comment", ok: false},
+		{line: "http://a.example/", want: Seed{URL: "http://a.example/"}, ok: true},
+		{line: "  http://a.example/  \r\n", want: Seed{URL: "http://a.example/"}, ok: true},
+		{line: "http://a.example/\tscore=2.5", want: Seed{URL: "http://a.example/", Score: 2.5, HasScore: true}, ok: true},
+		{line: "http://a.example/\tscore=-0.25\t", want: Seed{URL: "http://a.example/", Score: -0.25, HasScore: true}, ok: true},
+		{line: "http://a.example/\tfetchInterval=3600",
+			want: Seed{URL: "http://a.example/", FetchInterval: 3600, HasInterval: true}, ok: true},
+		{line: "http://a.example/\tfixedInterval=86400\tlang=de\tscore=1e-3",
+			want: Seed{URL: "http://a.example/", FetchInterval: 86400, HasInterval: true, FixedInterval: true,
+				Score: 0.001, HasScore: true, Metadata: map[string]string{"lang": "de"}}, ok: true},
+		{line: "http://a.example/\tnutch.score=3\tnutch.fetchInterval.fixed=60",
+			want: Seed{URL: "http://a.example/", Score: 3, HasScore: true, FetchInterval: 60, HasInterval: true, FixedInterval: true}, ok: true},
+		{line: "http://a.example/\tcategory=a=b", want: Seed{URL: "http://a.example/", Metadata: map[string]string{"category": "a=b"}}, ok: true},
+		{line: "http://a.example/\tcategory=", want: Seed{URL: "http://a.example/", Metadata: map[string]string{"category": ""}}, ok: true},
+		// Errors.
+		{line: "\tscore=1", err: "empty URL"},
+		{line: "http://a.example/\tscore", err: "not key=value"},
+		{line: "http://a.example/\t=1", err: "empty key"},
+		{line: "http://a.example/\tscore=high", err: "not a finite number"},
+		{line: "http://a.example/\tscore=NaN", err: "not a finite number"},
+		{line: "http://a.example/\tscore=+Inf", err: "not a finite number"},
+		{line: "http://a.example/\tscore=1e40", err: "not a finite number"},
+		{line: "http://a.example/\tfetchInterval=-5", err: "whole number"},
+		{line: "http://a.example/\tfetchInterval=1.5", err: "whole number"},
+		{line: "http://a.example/\tfetchInterval=99999999999", err: "whole number"},
+		{line: "http://a.example/\tscore=1\tnutch.score=2", err: "given twice"},
+		{line: "http://a.example/\tfetchInterval=1\tfixedInterval=2", err: "both fetchInterval and fixedInterval"},
+	}
+	for _, tc := range tests {
+		got, ok, err := ParseSeedLine(tc.line)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("ParseSeedLine(%q): error %v, want one containing %q", tc.line, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseSeedLine(%q): unexpected error %v", tc.line, err)
+			continue
+		}
+		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ParseSeedLine(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestOPICLinkCash(t *testing.T) {
+	if got := OPICLinkCash(1, 4); got != 0.25 {
+		t.Errorf("OPICLinkCash(1, 4) = %v, want 0.25", got)
+	}
+	if got := OPICLinkCash(3, 0); got != 0 {
+		t.Errorf("OPICLinkCash(3, 0) = %v, want 0", got)
+	}
+	if got := OPICLinkCash(2, 3); got != float32(2.0/3.0) {
+		t.Errorf("OPICLinkCash(2, 3) = %v, want %v", got, float32(2.0/3.0))
+	}
+}
+
+func TestInlinkHeapKeepsMostValuable(t *testing.T) {
+	var h inlinkHeap
+	h.reset(3)
+	cash := []float32{0.5, 0.1, 0.9, 0.5, 0.3, 0.9, 0.2}
+	for i, c := range cash {
+		h.add(string(rune('a'+i)), c)
+	}
+	got := h.sorted()
+	var froms []string
+	for _, l := range got {
+		froms = append(froms, l.from)
+	}
+	// 0.9 (c, seq 2), 0.9 (f, seq 5), then the earlier of the two 0.5s (a).
+	if want := []string{"c", "f", "a"}; !reflect.DeepEqual(froms, want) {
+		t.Fatalf("kept %v, want %v", froms, want)
+	}
+	if s := sumCash(got); s != float64(float32(0.9))*2+float64(float32(0.5)) {
+		t.Errorf("sumCash = %v", s)
+	}
+	h.reset(0) // unbounded
+	for i := 0; i < 100; i++ {
+		h.add("x", 1)
+	}
+	if n := len(h.sorted()); n != 100 {
+		t.Errorf("unbounded heap kept %d, want 100", n)
+	}
+	if d := distinctFrom(h.sorted()); d != 1 {
+		t.Errorf("distinctFrom = %d, want 1", d)
+	}
+}
