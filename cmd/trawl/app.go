@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitNothingToDo = 1
+	exitUsage       = 2
+	exitFailure     = 3
+	exitLocked      = 4
+	exitInterrupted = 130
+)
+
+// exitError carries an exit status with an error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is an error in how trawl was called (exit status 2).
+func usageErrorf(format string, args ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, args...)}
+}
+
+// withCode gives err the exit status code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code, err}
+}
+
+// io holds the process's standard streams and environment, so that the app
+// can run in tests without touching the real ones.
+type stdio struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	env            []string
+}
+
+// run runs trawl with args (args[0] is the program name) and returns the
+// exit status. Errors are written to stderr as one line; panics are turned
+// into errors.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env []string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "trawl: internal error: %v\n", p)
+			code = exitFailure
+		}
+	}()
+	sio := &stdio{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	app := newApp(sio)
+	err := app.RunContext(ctx, args)
+	if err == nil {
+		return exitOK
+	}
+	code = exitFailure
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if ctx.Err() != nil && code != exitNothingToDo {
+		code = exitInterrupted
+	}
+	fmt.Fprintf(stderr, "trawl: %s\n", oneLine(err.Error()))
+	return code
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+const appDescription = `trawl crawls the web in rounds, as Apache Nutch does: inject seeds into the
+CrawlDB once, then repeat generate → fetch → parse → updatedb. Every job reads
+and writes zstd Parquet under the crawl directory (--crawl).
+
+Settings come, lowest to highest precedence, from their defaults, trawl.yaml
+(--config, else $TRAWL_CONFIG, else ./trawl.yaml), TRAWL_* environment
+variables and flags; ` + "`trawl config`" + ` shows every setting and where its value
+came from. Global options may also be given after the command name.
+
+Exit status: 0 success, 1 nothing to do (generate: nothing due), 2 usage
+error, 3 failure, 4 the CrawlDB is locked by another job, 130 interrupted.
+
+Examples:
+   trawl --crawl ./crawl inject seeds.txt
+   trawl --crawl ./crawl generate --topN 1000 --max-per-host 50
+   trawl --crawl ./crawl updatedb ./crawl/segments/20261121103000
+   trawl --crawl ./crawl readdb stats
+   trawl config`
+
+// newApp builds the command tree. Nothing in it outlives one run.
+func newApp(sio *stdio) *cli.App {
+	app := &cli.App{
+		Name:                 "trawl",
+		Usage:                "a Nutch-style batch web crawler",
+		Description:          appDescription,
+		Version:              version(),
+		Reader:               sio.stdin,
+		Writer:               sio.stdout,
+		ErrWriter:            sio.stderr,
+		Flags:                globalFlags(),
+		HideHelpCommand:      true,
+		EnableBashCompletion: false,
+		Suggest:              true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("unknown command %q (see trawl --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
+		Commands: []*cli.Command{
+			injectCommand(sio),
+			generateCommand(sio),
+			updatedbCommand(sio),
+			readdbCommand(sio),
+			readsegCommand(sio),
+			configCommand(sio),
+			versionCommand(sio),
+			taskCommand(sio),
+		},
+	}
+	app.OnUsageError = onUsageError
+	for _, c := range app.Commands {
+		prepare(c)
+	}
+	return app
+}
+
+// prepare adds the global flags to a command and its sub-commands (so they
+// may follow the command name) and turns flag parsing errors into usage
+// errors rather than printing help on stdout.
+func prepare(c *cli.Command) {
+	c.OnUsageError = onUsageError
+	if c.Action == nil && len(c.Subcommands) > 0 {
+		c.Action = func(ctx *cli.Context) error {
+			if ctx.Args().Present() {
+				return usageErrorf("unknown %s command %q (see trawl %s --help)", c.Name, ctx.Args().First(), c.Name)
+			}
+			return cli.ShowSubcommandHelp(ctx)
+		}
+	}
+	if len(c.Subcommands) == 0 && !c.Hidden && c.Name != "version" {
+		c.Flags = append(c.Flags, globalFlags()...)
+	}
+	for _, s := range c.Subcommands {
+		prepare(s)
+	}
+}
+
+func onUsageError(c *cli.Context, err error, isSub bool) error {
+	name := "trawl"
+	if c.Command != nil && c.Command.Name != "" {
+		name = c.Command.HelpName
+	}
+	return usageErrorf("%v (see %s --help)", err, name)
+}
+
+func version() string {
+	v := "(devel)"
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		v += " " + rev + modified
+	}
+	return v + " " + bi.GoVersion
+}
+
+// session is what a command needs after its flags are parsed: the effective
+// settings and the logger.
+type session struct {
+	cfg *config.Config
+	log *slog.Logger
+	io  *stdio
+}
+
+// newSession loads the settings (defaults, trawl.yaml, environment, the
+// flags set on the command line in c and its parents) and makes the logger.
+func newSession(c *cli.Context, sio *stdio) (*session, error) {
+	var file string
+	for _, ctx := range c.Lineage() {
+		if ctx.App == nil {
+			continue // the context above the root
+		}
+		if isSetHere(ctx, "config") {
+			file = ctx.String("config")
+			break
+		}
+	}
+	cfg, err := config.Load(config.LoadOptions{
+		File:  file,
+		Env:   sio.env,
+		Flags: overrides(c),
+	})
+	if err != nil {
+		return nil, usageErrorf("%w", err)
+	}
+	log := newLogger(sio.stderr, cfg)
+	for _, w := range cfg.Warnings() {
+		log.Warn(w)
+	}
+	return &session{cfg: cfg, log: log, io: sio}, nil
+}
+
+func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
+	var level slog.Level
+	switch cfg.String(config.LogLevel) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.String(config.LogFormat) == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// isStderrTerminal reports whether w is a terminal (for progress bars).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+)
+
+// flagMapping ties a command-line flag to the setting it sets. A flag with
+// a constant sets the setting to that value when given (--no-additions sets
+// updatedb.additions to false); otherwise the flag's own value is used.
+type flagMapping struct {
+	flag, setting, constant string
+	global                  bool
+}
+
+// flagMappings lists every flag that sets a setting.
+func flagMappings() []flagMapping {
+	return []flagMapping{
+		{flag: "crawl", setting: config.CrawlDir, global: true},
+		{flag: "log-level", setting: config.LogLevel, global: true},
+		{flag: "log-format", setting: config.LogFormat, global: true},
+		{flag: "memory", setting: config.EngineMemory, global: true},
+		{flag: "parallelism", setting: config.EngineParallelism, global: true},
+		{flag: "overwrite", setting: config.InjectOverwrite},
+		{flag: "update", setting: config.InjectUpdate},
+		{flag: "topN", setting: config.GenerateTopN},
+		{flag: "max-per-host", setting: config.GenerateMaxPerHost},
+		{flag: "count-mode", setting: config.GenerateCountMode},
+		{flag: "num-fetchers", setting: config.GenerateNumFetchers},
+		{flag: "no-additions", setting: config.UpdateAdditions, constant: "false"},
+	}
+}
+
+// flagSetting returns the setting flag sets (see flagMapping).
+func flagSetting(flag string) (setting, constant string, ok bool) {
+	for _, m := range flagMappings() {
+		if m.flag == flag {
+			return m.setting, m.constant, true
+		}
+	}
+	return "", "", false
+}
+
+// commandSettingFlags returns a flag for every setting flag that is not
+// global (for `trawl config`, which shows what they would do).
+func commandSettingFlags() []cli.Flag {
+	var out []cli.Flag
+	for _, m := range flagMappings() {
+		if !m.global {
+			out = append(out, settingFlag(m.flag))
+		}
+	}
+	return out
+}
+
+// settingFlag makes the flag called name for the setting it maps to, with
+// the setting's doc, default and environment variable in its help.
+func settingFlag(name string, aliases ...string) cli.Flag {
+	setting, constant, ok := flagSetting(name)
+	if !ok {
+		panic(fmt.Sprintf("trawl: flag --%s maps to no setting", name))
+	}
+	s, ok := config.Lookup(setting)
+	if !ok {
+		panic(fmt.Sprintf("trawl: flag --%s: no setting %q", name, setting))
+	}
+	if s.Kind == config.Bool {
+		usage := fmt.Sprintf("%s (setting %s, $%s)", s.Doc, s.Name, config.EnvName(s.Name))
+		if constant != "" {
+			usage = fmt.Sprintf("set %s to %s: %s ($%s)", s.Name, constant, s.Doc, config.EnvName(s.Name))
+		}
+		return &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, DisableDefaultText: true}
+	}
+	placeholder := map[config.Kind]string{
+		config.Int: "N", config.Float: "F", config.Duration: "DURATION", config.Size: "SIZE",
+		config.List: "A,B", config.String: "VALUE",
+	}[s.Kind]
+	if len(s.Choices) > 0 {
+		placeholder = joinChoices(s.Choices)
+	}
+	if s.Name == config.CrawlDir {
+		placeholder = "DIR"
+	}
+	return &cli.StringFlag{
+		Name: name, Aliases: aliases, DefaultText: s.Default,
+		Usage: fmt.Sprintf("%s (`%s`; setting %s, $%s)", s.Doc, placeholder, s.Name, config.EnvName(s.Name)),
+	}
+}
+
+func joinChoices(cs []string) string {
+	out := ""
+	for i, c := range cs {
+		if i > 0 {
+			out += "|"
+		}
+		out += c
+	}
+	return out
+}
+
+// globalFlags are the flags of the app, also accepted after any command
+// name. Each call returns new flag values.
+func globalFlags() []cli.Flag {
+	fs := []cli.Flag{
+		settingFlag("crawl", "c"),
+		&cli.StringFlag{Name: "config", Usage: "read settings from `FILE` (default $TRAWL_CONFIG, else ./trawl.yaml if present)"},
+		settingFlag("log-level"),
+		settingFlag("log-format"),
+		settingFlag("memory"),
+		settingFlag("parallelism"),
+	}
+	for _, f := range fs {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Category = "Global options (also accepted before the command):"
+		case *cli.BoolFlag:
+			f.Category = "Global options (also accepted before the command):"
+		}
+	}
+	return fs
+}
+
+// overrides collects the setting flags given on the command line in c and
+// its parents; a flag given after the command name wins over the same flag
+// given before it.
+func overrides(c *cli.Context) []config.Override {
+	var out []config.Override
+	lineage := c.Lineage()
+	for i := len(lineage) - 1; i >= 0; i-- { // root first, so later ones win
+		ctx := lineage[i]
+		if ctx.App == nil {
+			continue // the context above the root
+		}
+		for _, f := range ctxFlags(ctx) {
+			name := f.Names()[0]
+			setting, constant, ok := flagSetting(name)
+			if !ok || !isSetHere(ctx, name) {
+				continue
+			}
+			var v string
+			switch {
+			case constant != "":
+				if !ctx.Bool(name) {
+					continue
+				}
+				v = constant
+			default:
+				if _, isBool := f.(*cli.BoolFlag); isBool {
+					v = strconv.FormatBool(ctx.Bool(name))
+				} else {
+					v = ctx.String(name)
+				}
+			}
+			out = append(out, config.Override{Name: setting, Value: v, Flag: "--" + name})
+		}
+	}
+	return out
+}
+
+// ctxFlags returns the flags defined at one level of the command tree.
+func ctxFlags(ctx *cli.Context) []cli.Flag {
+	if ctx.Command != nil && ctx.Command.Name != "" {
+		return ctx.Command.Flags
+	}
+	if ctx.App != nil {
+		return ctx.App.Flags
+	}
+	return nil
+}
+
+// isSetHere reports whether flag name was given at this level of the
+// command tree (not at a parent's).
+func isSetHere(ctx *cli.Context, name string) bool {
+	for _, n := range ctx.LocalFlagNames() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+func injectCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "inject",
+		Usage:     "add seed URLs to the CrawlDB",
+		ArgsUsage: "SEEDS...",
+		Description: `Reads seed files (paths or URIs; a directory means every file in it) with one
+URL per line, optionally followed by TAB-separated key=value fields:
+score=F, fetchInterval=SECONDS, fixedInterval=SECONDS (an interval the schedule
+keeps), anything else is kept as metadata. Blank lines and lines starting with
+# are skipped. URLs are normalized and filtered (urlfilter.* settings); bad
+lines are reported with file:line and skipped.
+
+A URL already in the CrawlDB is kept as it is, unless --overwrite (replace it
+with the injected datum) or --update (take the seed's score, interval and
+metadata). The first inject creates the CrawlDB. The CrawlDB is locked while
+inject runs; a failure leaves it as it was.
+
+Examples:
+   trawl --crawl ./crawl inject seeds.txt
+   trawl --crawl ./crawl inject seeds/                # every file in the directory
+   trawl inject --update --crawl ./crawl priorities.txt
+   printf 'https://example.com/\tscore=2\tfetchInterval=3600\n' > s.txt && trawl inject s.txt`,
+		Flags: []cli.Flag{
+			settingFlag("overwrite"),
+			settingFlag("update"),
+			forceFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			s, err := newSession(c, sio)
+			if err != nil {
+				return err
+			}
+			if !c.Args().Present() {
+				return usageErrorf("inject: no seed file given (see trawl inject --help)")
+			}
+			return s.inject(c)
+		},
+	}
+}
+
+// forceFlag is --force of the commands that lock the CrawlDB.
+func forceFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "force", Usage: "break a stale CrawlDB lock (its holder died, or it is older than lock.maxAge)"}
+}

@@ -1,0 +1,24 @@
+// Command trawl is the command-line interface of the trawl crawler: one
+// sub-command per crawl job (inject, generate, updatedb), readers of the
+// CrawlDB and of segments (readdb, readseg), `config` to show the effective
+// settings, and the hidden `task` entry that Hadoop Streaming runs.
+//
+// Logs go to stderr through log/slog; data (dumps, the generated segment's
+// path) goes to stdout. Exit status: 0 success, 1 nothing to do (generate
+// found nothing due), 2 usage error, 3 failure, 4 the CrawlDB is locked,
+// 130 interrupted.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
+	stop()
+	os.Exit(code)
+}

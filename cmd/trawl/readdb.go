@@ -1,0 +1,117 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+func readdbCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "readdb",
+		Usage: "read the CrawlDB: stats, dump, one URL, top scores",
+		Description: `Reads the CrawlDB (crawl/crawldb/current) without locking it.
+
+Examples:
+   trawl --crawl ./crawl readdb stats
+   trawl readdb dump --format csv --status db_unfetched --limit 10
+   trawl readdb url https://example.com/
+   trawl readdb top 20`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "stats",
+				Usage: "counts by status, score and interval statistics",
+				Description: `Prints the number of URLs by status, score, fetch interval and retry
+statistics, schedule sources and the number of hosts, in the style of Nutch's
+readdb -stats. --sort adds the URL count of every host; --json prints the same
+as one JSON object.
+
+Examples:
+   trawl --crawl ./crawl readdb stats
+   trawl readdb stats --sort
+   trawl readdb stats --json | jq .status`,
+				Flags: []cli.Flag{
+					&cli.BoolFlag{Name: "sort", Usage: "also list URL counts per host, largest first"},
+					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+				},
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					return s.readdbStats(c)
+				},
+			},
+			{
+				Name:  "dump",
+				Usage: "write CrawlDB rows as CSV, JSON lines or Parquet",
+				Description: `Writes every CrawlDB row (or those with --status, whose URL matches --regex,
+up to --limit) to stdout or --output. CSV has a header row; JSON is one object
+per line; Parquet has the CrawlDB's own schema.
+
+Examples:
+   trawl readdb dump --format csv > crawldb.csv
+   trawl readdb dump --format json --status db_fetched --regex '^https://example\.com/' --limit 100
+   trawl readdb dump --format parquet --output crawldb.parquet`,
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "format", Value: "csv", Usage: "`csv|json|parquet`"},
+					&cli.StringFlag{Name: "status", Usage: "only rows with status `S` (db_unfetched, db_fetched, ...)"},
+					&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
+					&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+				},
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					switch f := c.String("format"); f {
+					case "csv", "json", "parquet":
+					default:
+						return usageErrorf("readdb dump: --format must be csv, json or parquet, not %q", f)
+					}
+					return s.readdbDump(c)
+				},
+			},
+			{
+				Name:      "url",
+				Usage:     "print the CrawlDB row of one URL",
+				ArgsUsage: "URL",
+				Description: `Prints the CrawlDB row of URL (normalized first, as inject does) as JSON.
+Exits with status 1 when the URL is not in the CrawlDB.
+
+Examples:
+   trawl --crawl ./crawl readdb url https://example.com/
+   trawl readdb url 'HTTP://Example.COM:80/a/../b' | jq .status`,
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return usageErrorf("readdb url: give exactly one URL")
+					}
+					return s.readdbURL(c)
+				},
+			},
+			{
+				Name:      "top",
+				Usage:     "print the N URLs with the highest scores",
+				ArgsUsage: "N",
+				Description: `Prints the N URLs with the highest scores, best first, as "score<TAB>url"
+lines (ties in URL order).
+
+Examples:
+   trawl --crawl ./crawl readdb top 10`,
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return usageErrorf("readdb top: give N, the number of URLs")
+					}
+					return s.readdbTop(c)
+				},
+			},
+		},
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+func readsegCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "readseg",
+		Usage: "read segments: list them, dump their records",
+		Description: `Reads segments under the crawl's segments/ directory.
+
+Examples:
+   trawl --crawl ./crawl readseg list
+   trawl readseg dump 20261121103000 --dir crawl_fetch`,
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list segments with their record counts",
+				ArgsUsage: "[SEGMENT...]",
+				Description: `Lists the given segments (names under segments/, paths or URIs), or every
+segment of the crawl, with the number of records in each stage
+(generated, fetched, parsed) and whether updatedb has merged it.
+
+Examples:
+   trawl --crawl ./crawl readseg list
+   trawl readseg list 20261121103000
+   trawl readseg list ./crawl/segments/20261121103000`,
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					return s.readsegList(c)
+				},
+			},
+			{
+				Name:      "dump",
+				Usage:     "print a segment's records as JSON lines",
+				ArgsUsage: "SEGMENT",
+				Description: `Prints the records of a segment's stage directories (every one present, or
+those given with --dir) as JSON lines, each with the stage's name in "dir".
+
+Examples:
+   trawl readseg dump 20261121103000
+   trawl readseg dump 20261121103000 --dir crawl_generate --limit 10
+   trawl readseg dump ./crawl/segments/20261121103000 --dir crawl_fetch --dir crawl_parse`,
+				Flags: []cli.Flag{
+					&cli.StringSliceFlag{Name: "dir", Usage: "stage `DIR` to dump (crawl_generate, crawl_fetch, content, parse_data, parse_text, crawl_parse); repeatable"},
+					&cli.Int64Flag{Name: "limit", Usage: "at most `N` records per stage (0: all)"},
+					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+				},
+				Action: func(c *cli.Context) error {
+					s, err := newSession(c, sio)
+					if err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return usageErrorf("readseg dump: give exactly one SEGMENT")
+					}
+					return s.readsegDump(c)
+				},
+			},
+		},
+	}
+}

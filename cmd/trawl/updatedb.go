@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/urfave/cli/v2"
+)
+
+func updatedbCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "updatedb",
+		Usage:     "merge fetched and parsed segments into the CrawlDB",
+		ArgsUsage: "SEGMENT...",
+		Description: `Merges each segment's crawl_fetch (required) and crawl_parse (if parsing ran)
+into the CrawlDB with Nutch's CrawlDbReducer rules: fetch results set the new
+status, retries and next fetch time through the fetch schedule (schedule.*
+settings), signatures detect changed pages, outlinks add new URLs (unless
+--no-additions) and pass OPIC score. A SEGMENT is a path or URI, or a segment
+name under the crawl's segments/ directory. Merged segments are marked
+_updated, which releases their URLs for the next generate.
+
+The CrawlDB is locked while updatedb runs; a failure or a kill leaves it as it
+was.
+
+Examples:
+   trawl --crawl ./crawl updatedb ./crawl/segments/20261121103000
+   trawl --crawl ./crawl updatedb 20261121103000 20261122103000
+   trawl updatedb --no-additions 20261121103000   # update known URLs only
+   trawl updatedb --force 20261121103000          # after a crashed job left a stale lock`,
+		Flags: []cli.Flag{
+			settingFlag("no-additions"),
+			forceFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			s, err := newSession(c, sio)
+			if err != nil {
+				return err
+			}
+			if !c.Args().Present() {
+				return usageErrorf("updatedb: no segment given (see trawl updatedb --help)")
+			}
+			return s.updatedb(c)
+		},
+	}
+}
