@@ -1,0 +1,443 @@
+// Package parquetio reads and writes typed Parquet files (one row per Go
+// value of a struct type T) over trawl's storage interface, with
+// parquet-go underneath.
+//
+// Files are written zstd-compressed with page statistics, in row groups
+// bounded by size (64 MiB of buffered data by default) or by a row count,
+// so that readers can stream them and the engine can split them. They are
+// plain Parquet, readable by Arrow, DuckDB, pyarrow or Spark.
+//
+// Reading never panics: parquet-go can panic on corrupt input, and every
+// call into it here recovers and returns an error that names the file.
+package parquetio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"reflect"
+	"runtime/debug"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/trawl/trawl/storage"
+)
+
+// DefaultRowGroupBytes is the default bound on a row group's buffered size.
+const DefaultRowGroupBytes = 64 << 20
+
+// BatchSize is the number of rows Rows reads from parquet-go at a time.
+const BatchSize = 1024
+
+// WriterOption configures a Writer.
+type WriterOption func(*writerConfig)
+
+type writerConfig struct {
+	rowGroupBytes int64
+	rowGroupRows  int64
+	level         zstd.Level
+	metadata      map[string]string
+}
+
+// RowGroupBytes bounds a row group by its estimated buffered size in bytes
+// (default DefaultRowGroupBytes). n <= 0 leaves the default.
+func RowGroupBytes(n int64) WriterOption {
+	return func(c *writerConfig) {
+		if n > 0 {
+			c.rowGroupBytes = n
+		}
+	}
+}
+
+// RowGroupRows bounds a row group by a number of rows (default: no bound
+// other than RowGroupBytes). n <= 0 leaves the default.
+func RowGroupRows(n int64) WriterOption {
+	return func(c *writerConfig) {
+		if n > 0 {
+			c.rowGroupRows = n
+		}
+	}
+}
+
+// CompressionLevel sets the zstd level (default zstd.SpeedDefault).
+func CompressionLevel(l zstd.Level) WriterOption {
+	return func(c *writerConfig) { c.level = l }
+}
+
+// Metadata adds a key/value pair to the file's footer metadata.
+func Metadata(key, value string) WriterOption {
+	return func(c *writerConfig) {
+		if c.metadata == nil {
+			c.metadata = make(map[string]string)
+		}
+		c.metadata[key] = value
+	}
+}
+
+// Writer writes rows of type T as one Parquet file. It is not safe for
+// concurrent use.
+type Writer[T any] struct {
+	w         *parquet.GenericWriter[T]
+	cfg       writerConfig
+	groupRows int64 // rows in the current row group
+	groupBase int64 // writer size when the current row group started
+	sinceSize int   // rows since the buffered size was last checked
+	rows      int64
+	err       error
+	closed    bool
+}
+
+// NewWriter returns a Writer of rows of type T (a struct type) to w.
+// Close must be called to write the footer; it does not close w.
+func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
+	cfg := writerConfig{rowGroupBytes: DefaultRowGroupBytes, level: zstd.SpeedDefault}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	popts := []parquet.WriterOption{
+		parquet.Compression(&zstd.Codec{Level: cfg.level}),
+		parquet.DataPageStatistics(true),
+		parquet.CreatedBy("trawl", "", ""),
+	}
+	for k, v := range cfg.metadata {
+		popts = append(popts, parquet.KeyValueMetadata(k, v))
+	}
+	wr := &Writer[T]{cfg: cfg}
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				wr.err = fmt.Errorf("parquetio: cannot write %v: %v", reflect.TypeFor[T](), r)
+			}
+		}()
+		wr.w = parquet.NewGenericWriter[T](w, popts...)
+	}()
+	return wr
+}
+
+// sizeCheckEvery is how many rows pass between checks of the buffered size.
+const sizeCheckEvery = 512
+
+// Write appends rows to the file.
+func (w *Writer[T]) Write(rows ...T) (err error) {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("parquetio: write after close")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("parquetio: write: panic: %v", r)
+		}
+		if err != nil {
+			w.err = err
+		}
+	}()
+	for len(rows) > 0 {
+		n := len(rows)
+		if w.cfg.rowGroupRows > 0 && int64(n) > w.cfg.rowGroupRows-w.groupRows {
+			n = int(w.cfg.rowGroupRows - w.groupRows)
+		}
+		if _, err := w.w.Write(rows[:n]); err != nil {
+			return fmt.Errorf("parquetio: write: %w", err)
+		}
+		rows = rows[n:]
+		w.rows += int64(n)
+		w.groupRows += int64(n)
+		w.sinceSize += n
+		full := w.cfg.rowGroupRows > 0 && w.groupRows >= w.cfg.rowGroupRows
+		if !full && w.sinceSize >= sizeCheckEvery {
+			w.sinceSize = 0
+			full = w.w.Size()-w.groupBase >= w.cfg.rowGroupBytes
+		}
+		if full {
+			if err := w.w.Flush(); err != nil {
+				return fmt.Errorf("parquetio: flush row group: %w", err)
+			}
+			w.groupRows, w.sinceSize = 0, 0
+			w.groupBase = w.w.Size()
+		}
+	}
+	return nil
+}
+
+// Rows is the number of rows written so far.
+func (w *Writer[T]) Rows() int64 { return w.rows }
+
+// Close flushes the last row group and writes the footer. It does not close
+// the underlying io.Writer.
+func (w *Writer[T]) Close() (err error) {
+	if w.closed {
+		return w.err
+	}
+	w.closed = true
+	if w.err != nil {
+		return w.err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("parquetio: close: panic: %v", r)
+		}
+		w.err = err
+	}()
+	if err := w.w.Close(); err != nil {
+		return fmt.Errorf("parquetio: close: %w", err)
+	}
+	return nil
+}
+
+// ReaderOption configures Open.
+type ReaderOption func(*readerConfig)
+
+type readerConfig struct {
+	allowMissing bool
+}
+
+// AllowMissingColumns lets a file lack some of T's columns (they read as
+// zero values), for reading files written before a field was added. By
+// default every column of T must be in the file.
+func AllowMissingColumns() ReaderOption {
+	return func(c *readerConfig) { c.allowMissing = true }
+}
+
+// Reader reads rows of type T from one Parquet file.
+type Reader[T any] struct {
+	name   string
+	file   storage.File
+	pf     *parquet.File
+	groups []parquet.RowGroup
+}
+
+// Open opens the Parquet file f (named name in errors) for reading rows of
+// type T. It reads the footer and checks that the file's schema is
+// compatible with T: every column of T must be present (unless
+// AllowMissingColumns) with the same physical type; extra columns in the
+// file are ignored. Closing the Reader closes f.
+func Open[T any](f storage.File, name string, opts ...ReaderOption) (r *Reader[T], err error) {
+	var cfg readerConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(name, p)
+		}
+	}()
+	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return nil, fmt.Errorf("parquetio: open %s: %w", name, err)
+	}
+	if err := compatible(reflect.TypeFor[T](), pf.Schema(), cfg.allowMissing); err != nil {
+		return nil, fmt.Errorf("parquetio: %s: %w", name, err)
+	}
+	var sum int64
+	for _, g := range pf.RowGroups() {
+		sum += g.NumRows()
+	}
+	if sum != pf.NumRows() {
+		return nil, fmt.Errorf("parquetio: %s: corrupt footer: row groups hold %d rows, file says %d", name, sum, pf.NumRows())
+	}
+	return &Reader[T]{name: name, file: f, pf: pf, groups: pf.RowGroups()}, nil
+}
+
+func panicError(name string, p any) error {
+	stack := string(debug.Stack())
+	if i := strings.Index(stack, "panic("); i >= 0 {
+		stack = stack[i:]
+	}
+	if len(stack) > 600 {
+		stack = stack[:600]
+	}
+	return fmt.Errorf("parquetio: %s: corrupt or unreadable Parquet (parquet-go panicked: %v)\n%s", name, p, stack)
+}
+
+// compatible checks that the file schema has every leaf column of T's schema
+// with the same physical kind.
+func compatible(t reflect.Type, file *parquet.Schema, allowMissing bool) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("row type %v is not a struct", t)
+	}
+	want := parquet.SchemaOf(reflect.New(t).Elem().Interface())
+	var missing, wrong []string
+	for _, path := range want.Columns() {
+		wl, _ := want.Lookup(path...)
+		fl, ok := file.Lookup(path...)
+		if !ok {
+			missing = append(missing, strings.Join(path, "."))
+			continue
+		}
+		wk, fk := wl.Node.Type().Kind(), fl.Node.Type().Kind()
+		if wk != fk {
+			wrong = append(wrong, fmt.Sprintf("%s is %v in the file, %v in %v", strings.Join(path, "."), fk, wk, t))
+		}
+	}
+	if len(wrong) > 0 {
+		return fmt.Errorf("schema does not match %v: %s", t, strings.Join(wrong, "; "))
+	}
+	if len(missing) > 0 && (!allowMissing || len(missing) == len(want.Columns())) {
+		return fmt.Errorf("schema does not match %v: file lacks column(s) %s", t, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Name is the file's name as given to Open.
+func (r *Reader[T]) Name() string { return r.name }
+
+// NumRowGroups is the number of row groups in the file.
+func (r *Reader[T]) NumRowGroups() int { return len(r.groups) }
+
+// NumRows is the number of rows in the file.
+func (r *Reader[T]) NumRows() int64 { return r.pf.NumRows() }
+
+// RowGroupRows is the number of rows in row group i.
+func (r *Reader[T]) RowGroupRows(i int) int64 { return r.groups[i].NumRows() }
+
+// RowGroupBytes is the compressed size in bytes of row group i (as the
+// footer states it).
+func (r *Reader[T]) RowGroupBytes(i int) int64 {
+	md := r.pf.Metadata()
+	if i < len(md.RowGroups) {
+		if s := md.RowGroups[i].TotalCompressedSize; s > 0 {
+			return s
+		}
+		return md.RowGroups[i].TotalByteSize
+	}
+	return 0
+}
+
+// Rows iterates over the rows of row groups [start, end). Reading stops at
+// the first error, which is yielded with a zero T; errors name the file.
+// Rows are read in batches of BatchSize; each yielded T is the caller's.
+func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var zero T
+		if start < 0 || end > len(r.groups) || start > end {
+			yield(zero, fmt.Errorf("parquetio: %s: row group range [%d,%d) out of [0,%d)", r.name, start, end, len(r.groups)))
+			return
+		}
+		buf := make([]T, BatchSize)
+		for g := start; g < end; g++ {
+			var gr *parquet.GenericReader[T]
+			if err := r.guard(g, func() error {
+				gr = parquet.NewGenericRowGroupReader[T](r.groups[g])
+				return nil
+			}); err != nil {
+				yield(zero, err)
+				return
+			}
+			want := r.groups[g].NumRows()
+			var got int64
+			for {
+				clear(buf)
+				var n int
+				var rerr error
+				err := r.guard(g, func() error {
+					n, rerr = gr.Read(buf)
+					return nil
+				})
+				if err != nil {
+					_ = r.guard(g, gr.Close)
+					yield(zero, err)
+					return
+				}
+				got += int64(n)
+				for i := 0; i < n; i++ {
+					if !yield(buf[i], nil) {
+						_ = r.guard(g, gr.Close)
+						return
+					}
+				}
+				if rerr == io.EOF || (rerr == nil && n == 0) {
+					break
+				}
+				if rerr != nil {
+					_ = r.guard(g, gr.Close)
+					yield(zero, fmt.Errorf("parquetio: %s: row group %d: %w", r.name, g, rerr))
+					return
+				}
+			}
+			if err := r.guard(g, gr.Close); err != nil {
+				yield(zero, err)
+				return
+			}
+			if got != want {
+				yield(zero, fmt.Errorf("parquetio: %s: row group %d: read %d rows, footer says %d", r.name, g, got, want))
+				return
+			}
+		}
+	}
+}
+
+// guard runs f, turning a panic into an error naming the file and row group.
+func (r *Reader[T]) guard(g int, f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(fmt.Sprintf("%s (row group %d)", r.name, g), p)
+		}
+	}()
+	if err := f(); err != nil {
+		return fmt.Errorf("parquetio: %s: row group %d: %w", r.name, g, err)
+	}
+	return nil
+}
+
+// All iterates over every row of the file.
+func (r *Reader[T]) All() iter.Seq2[T, error] { return r.Rows(0, len(r.groups)) }
+
+// Close closes the underlying file.
+func (r *Reader[T]) Close() error {
+	if err := r.file.Close(); err != nil {
+		return fmt.Errorf("parquetio: close %s: %w", r.name, err)
+	}
+	return nil
+}
+
+// ReadAll reads every row of the Parquet file path of fsys.
+func ReadAll[T any](fsys storage.FS, path string) ([]T, error) {
+	f, err := fsys.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("parquetio: %w", err)
+	}
+	r, err := Open[T](f, path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	defer r.Close()
+	out := make([]T, 0, r.NumRows())
+	for row, err := range r.All() {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// WriteFile writes rows as a new Parquet file path of fsys (which must not
+// exist). On error the partial file is removed.
+func WriteFile[T any](fsys storage.FS, path string, rows []T, opts ...WriterOption) error {
+	f, err := fsys.Create(path)
+	if err != nil {
+		return fmt.Errorf("parquetio: %w", err)
+	}
+	w := NewWriter[T](f, opts...)
+	err = w.Write(rows...)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("parquetio: close %s: %w", path, cerr)
+	}
+	if err != nil {
+		_ = fsys.RemoveAll(path)
+		return fmt.Errorf("parquetio: write %s: %w", path, err)
+	}
+	return nil
+}
