@@ -7,8 +7,11 @@ package crawldb
 
 import "time"
 
-// Datum is the CrawlDB record of one URL (Nutch's CrawlDatum). Times are UTC;
-// the zero time means "never". Intervals are in seconds.
+// Datum is the CrawlDB record of one URL (Nutch's CrawlDatum). Times are UTC
+// at millisecond precision; the zero time means "never" and is stored as a
+// null timestamp (a zero time.Time in a required millisecond column would
+// read back as 1754-08-30 from parquet-go, and year 1 breaks pandas).
+// Intervals are in seconds.
 //
 // Where trawl differs from Nutch: the change history, features, cluster id
 // and schedule source are first-class columns rather than metadata, so that
@@ -21,16 +24,16 @@ type Datum struct {
 	// Status is one of the db_* statuses (see Status).
 	Status Status `parquet:"status"`
 	// FetchTime is when the URL is next due for fetching (Nutch's fetchTime).
-	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
 	// PrevFetchTime is when the URL was last fetched.
-	PrevFetchTime time.Time `parquet:"prev_fetch_time,timestamp(millisecond)"`
+	PrevFetchTime time.Time `parquet:"prev_fetch_time,optional,timestamp(millisecond)"`
 	// ModifiedTime is when the content last changed, as far as known
 	// (Last-Modified, or the fetch that saw a new signature).
-	ModifiedTime time.Time `parquet:"modified_time,timestamp(millisecond)"`
+	ModifiedTime time.Time `parquet:"modified_time,optional,timestamp(millisecond)"`
 	// GenerateTime is when the URL was last put into a fetch list; a URL
 	// generated within the generate-lock period is not generated again
 	// (Nutch's _ngt_ metadata).
-	GenerateTime time.Time `parquet:"generate_time,timestamp(millisecond)"`
+	GenerateTime time.Time `parquet:"generate_time,optional,timestamp(millisecond)"`
 	// FetchInterval is the revisit interval in seconds.
 	FetchInterval int32 `parquet:"fetch_interval"`
 	// FixedInterval, when true, keeps FetchInterval as injected: schedules
@@ -71,7 +74,9 @@ type Datum struct {
 const HistoryLimit = 32
 
 // Observation is one fetch of a page: when, and whether it had changed since
-// the previous fetch.
+// the previous fetch. Time is never zero (Observe ignores a zero time): the
+// column is required because parquet-go v0.32 loses every value of an
+// optional timestamp inside a list element.
 type Observation struct {
 	Time    time.Time `parquet:"time,timestamp(millisecond)"`
 	Changed bool      `parquet:"changed"`

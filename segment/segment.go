@@ -38,8 +38,9 @@ type Fetch struct {
 	URL string `parquet:"url"`
 	// Status is a fetch_* status.
 	Status crawldb.Status `parquet:"status"`
-	// FetchTime is when the fetch happened (UTC).
-	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	// FetchTime is when the fetch happened (UTC); zero (stored as null)
+	// when no fetch was attempted.
+	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
 	// HTTPStatus is the response code (0 when no response).
 	HTTPStatus int32 `parquet:"http_status"`
 	// ContentType is the response's media type.
@@ -65,7 +66,7 @@ type Content struct {
 	Body        []byte            `parquet:"body"`
 	// Truncated is true when Body was cut at the content limit.
 	Truncated bool      `parquet:"truncated"`
-	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
 }
 
 // Outlink is a link found on a page, with its anchor text.
@@ -118,5 +119,5 @@ type ParseUpdate struct {
 	Signature []byte           `parquet:"signature,optional"`
 	Features  crawldb.Features `parquet:"features"`
 	// FetchTime is the parsed page's fetch time.
-	FetchTime time.Time `parquet:"fetch_time,timestamp(millisecond)"`
+	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
 }
