@@ -67,7 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}()
 	sio := &stdio{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
 	app := newApp(sio)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil {
 		return exitOK
 	}
@@ -202,42 +202,6 @@ func version() string {
 		v += " " + rev + modified
 	}
 	return v + " " + bi.GoVersion
-}
-
-// session is what a command needs after its flags are parsed: the effective
-// settings and the logger.
-type session struct {
-	cfg *config.Config
-	log *slog.Logger
-	io  *stdio
-}
-
-// newSession loads the settings (defaults, trawl.yaml, environment, the
-// flags set on the command line in c and its parents) and makes the logger.
-func newSession(c *cli.Context, sio *stdio) (*session, error) {
-	var file string
-	for _, ctx := range c.Lineage() {
-		if ctx.App == nil {
-			continue // the context above the root
-		}
-		if isSetHere(ctx, "config") {
-			file = ctx.String("config")
-			break
-		}
-	}
-	cfg, err := config.Load(config.LoadOptions{
-		File:  file,
-		Env:   sio.env,
-		Flags: overrides(c),
-	})
-	if err != nil {
-		return nil, usageErrorf("%w", err)
-	}
-	log := newLogger(sio.stderr, cfg)
-	for _, w := range cfg.Warnings() {
-		log.Warn(w)
-	}
-	return &session{cfg: cfg, log: log, io: sio}, nil
 }
 
 func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {

@@ -34,11 +34,7 @@ Examples:
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output `table|yaml|json`"},
 			&cli.BoolFlag{Name: "docs", Usage: "with the table: add type, default and description"},
 		}, commandSettingFlags()...),
-		Action: func(c *cli.Context) error {
-			s, err := newSession(c, sio)
-			if err != nil {
-				return err
-			}
+		Action: action(sio, func(s *session, c *cli.Context) error {
 			values := s.cfg.Values()
 			if c.Args().Present() {
 				var sel []config.Value
@@ -90,7 +86,7 @@ Examples:
 				return enc.Encode(rows)
 			}
 			return usageErrorf("config: --format must be table, yaml or json, not %q", c.String("format"))
-		},
+		}),
 	}
 }
 

@@ -37,19 +37,15 @@ Examples:
 			&cli.StringFlag{Name: "now", Usage: "generate as of `TIME` (RFC 3339, a date, or +Nd/+Nh from now)"},
 			forceFlag(),
 		},
-		Action: func(c *cli.Context) error {
-			s, err := newSession(c, sio)
-			if err != nil {
-				return err
-			}
+		Action: action(sio, func(s *session, c *cli.Context) error {
 			if c.Args().Present() {
-				return usageErrorf("generate takes no arguments, got %q (flags go before arguments)", c.Args().First())
+				return usageErrorf("generate takes no arguments, got %q", c.Args().First())
 			}
 			now, err := parseNow(c.String("now"), time.Now())
 			if err != nil {
 				return usageErrorf("generate: %w", err)
 			}
 			return s.generate(c, now)
-		},
+		}),
 	}
 }

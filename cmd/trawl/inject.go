@@ -31,16 +31,12 @@ Examples:
 			settingFlag("update"),
 			forceFlag(),
 		},
-		Action: func(c *cli.Context) error {
-			s, err := newSession(c, sio)
-			if err != nil {
-				return err
-			}
+		Action: action(sio, func(s *session, c *cli.Context) error {
 			if !c.Args().Present() {
 				return usageErrorf("inject: no seed file given (see trawl inject --help)")
 			}
 			return s.inject(c)
-		},
+		}),
 	}
 }
 

@@ -18,6 +18,4 @@ func (s *session) readdbStats(c *cli.Context) error             { return notWire
 func (s *session) readdbDump(c *cli.Context) error              { return notWired("readdb dump") }
 func (s *session) readdbURL(c *cli.Context) error               { return notWired("readdb url") }
 func (s *session) readdbTop(c *cli.Context) error               { return notWired("readdb top") }
-func (s *session) readsegList(c *cli.Context) error             { return notWired("readseg list") }
-func (s *session) readsegDump(c *cli.Context) error             { return notWired("readseg dump") }
 func runTask(c *cli.Context, sio *stdio) error                  { return notWired("task") }

@@ -32,13 +32,9 @@ Examples:
 					&cli.BoolFlag{Name: "sort", Usage: "also list URL counts per host, largest first"},
 					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 				},
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					return s.readdbStats(c)
-				},
+				}),
 			},
 			{
 				Name:  "dump",
@@ -58,18 +54,14 @@ Examples:
 					&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 				},
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					switch f := c.String("format"); f {
 					case "csv", "json", "parquet":
 					default:
 						return usageErrorf("readdb dump: --format must be csv, json or parquet, not %q", f)
 					}
 					return s.readdbDump(c)
-				},
+				}),
 			},
 			{
 				Name:      "url",
@@ -81,16 +73,12 @@ Exits with status 1 when the URL is not in the CrawlDB.
 Examples:
    trawl --crawl ./crawl readdb url https://example.com/
    trawl readdb url 'HTTP://Example.COM:80/a/../b' | jq .status`,
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErrorf("readdb url: give exactly one URL")
 					}
 					return s.readdbURL(c)
-				},
+				}),
 			},
 			{
 				Name:      "top",
@@ -101,16 +89,12 @@ lines (ties in URL order).
 
 Examples:
    trawl --crawl ./crawl readdb top 10`,
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErrorf("readdb top: give N, the number of URLs")
 					}
 					return s.readdbTop(c)
-				},
+				}),
 			},
 		},
 	}

@@ -26,13 +26,9 @@ Examples:
    trawl --crawl ./crawl readseg list
    trawl readseg list 20261121103000
    trawl readseg list ./crawl/segments/20261121103000`,
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					return s.readsegList(c)
-				},
+				}),
 			},
 			{
 				Name:      "dump",
@@ -50,16 +46,12 @@ Examples:
 					&cli.Int64Flag{Name: "limit", Usage: "at most `N` records per stage (0: all)"},
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 				},
-				Action: func(c *cli.Context) error {
-					s, err := newSession(c, sio)
-					if err != nil {
-						return err
-					}
+				Action: action(sio, func(s *session, c *cli.Context) error {
 					if c.NArg() != 1 {
 						return usageErrorf("readseg dump: give exactly one SEGMENT")
 					}
 					return s.readsegDump(c)
-				},
+				}),
 			},
 		},
 	}

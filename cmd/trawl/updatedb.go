@@ -29,15 +29,11 @@ Examples:
 			settingFlag("no-additions"),
 			forceFlag(),
 		},
-		Action: func(c *cli.Context) error {
-			s, err := newSession(c, sio)
-			if err != nil {
-				return err
-			}
+		Action: action(sio, func(s *session, c *cli.Context) error {
 			if !c.Args().Present() {
 				return usageErrorf("updatedb: no segment given (see trawl updatedb --help)")
 			}
 			return s.updatedb(c)
-		},
+		}),
 	}
 }
