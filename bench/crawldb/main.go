@@ -1,0 +1,209 @@
+// Command crawldb is the CrawlDB benchmark harness: it builds a synthetic
+// crawl (a CrawlDB of -urls URLs and one segment of -fetched fetched URLs
+// with outlinks), then measures, each in its own process, in one run:
+//
+//   - the copy limit: reading every CrawlDB row and writing it back with the
+//     same Parquet settings, no shuffle;
+//   - trawl generate over the CrawlDB;
+//   - trawl updatedb of the segment into the CrawlDB;
+//
+// and prints records per second, wall time, peak RSS and the ratio of each
+// job's time to the copy limit.
+//
+//	go run ./bench/crawldb -trawl bin/trawl            # 2,000,000 URLs, 200,000 fetched
+//	go run ./bench/crawldb -trawl bin/trawl -urls 200000 -fetched 20000
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/storage"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "copy" {
+		if err := copyLimit(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "copy:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var (
+		trawl   = flag.String("trawl", "bin/trawl", "the trawl binary to measure")
+		dir     = flag.String("dir", filepath.Join(os.TempDir(), "trawl-bench-crawldb"), "work directory (wiped)")
+		urls    = flag.Int("urls", 2_000_000, "URLs in the CrawlDB")
+		fetched = flag.Int("fetched", 200_000, "URLs fetched in the segment")
+		links   = flag.Int("outlinks", 10, "outlinks per parsed page (half to new URLs)")
+		parts   = flag.Int("parts", 4, "CrawlDB part files")
+		memory  = flag.String("memory", "256MiB", "engine memory budget passed to trawl")
+		keep    = flag.Bool("keep", false, "keep the work directory")
+	)
+	flag.Parse()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(log, *trawl, *dir, *urls, *fetched, *links, *parts, *memory); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/crawldb:", err)
+		os.Exit(1)
+	}
+	if !*keep {
+		os.RemoveAll(*dir)
+	}
+}
+
+// measurement is one measured process.
+type measurement struct {
+	name    string
+	records int
+	wall    time.Duration
+	maxRSS  int64 // bytes
+}
+
+func run(log *slog.Logger, trawl, dir string, urls, fetched, links, parts int, memory string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	crawl := filepath.Join(dir, "crawl")
+	start := time.Now()
+	seg, err := generateData(crawl, urls, fetched, links, parts)
+	if err != nil {
+		return fmt.Errorf("building the synthetic crawl: %w", err)
+	}
+	log.Info("synthetic crawl built", "dir", crawl, "urls", urls, "fetched", fetched, "took", time.Since(start).Round(time.Millisecond))
+
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	current := filepath.Join(crawl, "crawldb", "current")
+	var ms []measurement
+	m, err := measure("copy limit", urls, self, "copy", current, filepath.Join(dir, "copy"))
+	if err != nil {
+		return err
+	}
+	ms = append(ms, m)
+	m, err = measure("generate", urls, trawl, "--crawl", crawl, "--memory", memory,
+		"generate", "--topN", strconv.Itoa(fetched), "--now", "+100d")
+	if err != nil {
+		return err
+	}
+	ms = append(ms, m)
+	m, err = measure("updatedb", urls, trawl, "--crawl", crawl, "--memory", memory, "updatedb", seg)
+	if err != nil {
+		return err
+	}
+	ms = append(ms, m)
+
+	fmt.Printf("\nCrawlDB of %d URLs, segment of %d fetched URLs with %d outlinks each, memory budget %s, %d cores\n\n",
+		urls, fetched, links, memory, numCPU())
+	fmt.Printf("| %-10s | %12s | %10s | %12s | %13s |\n", "job", "CrawlDB rows/s", "wall", "peak RSS", "x copy limit")
+	fmt.Printf("|%s|%s|%s|%s|%s|\n", dashes(12), dashes(16), dashes(12), dashes(14), dashes(15))
+	for _, m := range ms {
+		fmt.Printf("| %-10s | %14.0f | %10s | %8.0f MiB | %13.2f |\n", m.name,
+			float64(m.records)/m.wall.Seconds(), m.wall.Round(time.Millisecond),
+			float64(m.maxRSS)/(1<<20), m.wall.Seconds()/ms[0].wall.Seconds())
+	}
+	return nil
+}
+
+func dashes(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = '-'
+	}
+	return string(b)
+}
+
+func numCPU() int {
+	n, _ := strconv.Atoi(os.Getenv("GOMAXPROCS"))
+	if n > 0 {
+		return n
+	}
+	return runtimeNumCPU()
+}
+
+// measure runs a command, waits for it and returns its wall time and peak RSS.
+func measure(name string, records int, bin string, args ...string) (measurement, error) {
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Stdout = io.Discard
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && name == "generate" && exit.ExitCode() == 1) {
+		return measurement{}, fmt.Errorf("%s: %w", name, err)
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	var rss int64
+	if ru != nil {
+		rss = ru.Maxrss * 1024 // Linux reports KiB
+	}
+	return measurement{name: name, records: records, wall: wall, maxRSS: rss}, nil
+}
+
+// copyLimit reads every row of every part in src and writes it to a part of
+// the same name in dst with parquetio's default settings, as the engine
+// writes CrawlDB parts.
+func copyLimit(src, dst string) error {
+	fsys := storage.NewLocal()
+	infos, err := fsys.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	if err := fsys.MkdirAll(dst); err != nil {
+		return err
+	}
+	for _, fi := range infos {
+		if filepath.Ext(fi.Name()) != ".parquet" {
+			continue
+		}
+		if err := copyPart(fsys, filepath.Join(src, fi.Name()), filepath.Join(dst, fi.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func copyPart(fsys storage.FS, src, dst string) error {
+	f, err := fsys.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r, err := parquetio.Open[crawldb.Datum](f, src)
+	if err != nil {
+		return err
+	}
+	out, err := fsys.Create(dst)
+	if err != nil {
+		return err
+	}
+	w := parquetio.NewWriter[crawldb.Datum](out)
+	for d, err := range r.All() {
+		if err != nil {
+			out.Close()
+			return err
+		}
+		if err := w.Write(d); err != nil {
+			out.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
