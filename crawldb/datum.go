@@ -105,3 +105,27 @@ const (
 	SourceCluster  Source = "cluster"  // the page's DBSCAN cluster's period
 	SourcePoisson  Source = "poisson"  // the page's own Poisson estimate
 )
+
+// Observe records a fetch at t that found the page changed or unchanged:
+// it appends an Observation (t in UTC, at millisecond precision) to
+// History, dropping the oldest entries beyond HistoryLimit, and counts a
+// change in ChangeCount. Callers observe fetches in time order. A zero t
+// is ignored: an observation needs a time.
+//
+// Observe never writes into History's backing array, so a Datum copied by
+// value keeps its own history.
+func (d *Datum) Observe(t time.Time, changed bool) {
+	if t.IsZero() {
+		return
+	}
+	keep := d.History
+	if len(keep) >= HistoryLimit {
+		keep = keep[len(keep)-HistoryLimit+1:]
+	}
+	h := make([]Observation, len(keep), len(keep)+1)
+	copy(h, keep)
+	d.History = append(h, Observation{Time: t.UTC().Truncate(time.Millisecond), Changed: changed})
+	if changed {
+		d.ChangeCount++
+	}
+}
