@@ -1,0 +1,343 @@
+package jobs
+
+import (
+	"bytes"
+	"fmt"
+	"iter"
+	"net/http"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// The kinds of updatedb's shuffle values. Kind is the first field of
+// dbValue, so a URL's values arrive old first, then fetches, then parse
+// updates (the engine sorts a key's values by their encoding).
+const (
+	kindOld   uint8 = 1 // the CrawlDB row
+	kindFetch uint8 = 2 // a crawl_fetch row
+	kindParse uint8 = 3 // a crawl_parse row, or a redirect target from crawl_fetch
+)
+
+// dbValue is updatedb's shuffle value: one input record of a URL. Exactly one
+// of Old, Fetch and Parse is set, as Kind says.
+type dbValue struct {
+	Kind  uint8
+	Old   *crawldb.Datum
+	Fetch *segment.Fetch
+	Parse *segment.ParseUpdate
+}
+
+// Counter names of updatedb (job group "updatedb"); the per-status counts of
+// the new CrawlDB are "status_<name>", as Nutch's "CrawlDB status" group.
+const (
+	ctrAdditionsRefused = "urls_not_added"       // new URLs dropped by NoAdditions
+	ctrLoneSignature    = "lone_signature"       // a signature with no fetch and no row
+	ctrParseMetaIgnored = "parse_meta_ignored"   // StatusParseMeta rows (no metadata in ParseUpdate)
+	ctrUnknownParse     = "parse_status_ignored" // crawl_parse rows of another status
+	ctrNewFromLinks     = "urls_added"           // URLs new to the CrawlDB, from links
+	ctrRedirectLinks    = "redirect_targets"     // redirect targets taken from crawl_fetch
+	ctrInlinksDropped   = "inlinks_over_limit"   // links beyond MaxInlinks, not counted
+	ctrUnchanged        = "urls_unchanged"       // rows with no new information
+	ctrFetched          = "urls_fetched"         // rows merged with a fetch
+	ctrSignatureChanged = "signature_changed"
+	ctrSignatureSame    = "signature_unchanged"
+	ctrForcedRefetch    = "forced_refetch" // interval beyond the maximum: refetch forced
+	ctrPurgedGone       = "purged_gone"
+	ctrStatusPrefix     = "status_"
+)
+
+// dbMerger is Nutch's CrawlDbReducer: it merges one URL's CrawlDB row with
+// the fetches, links and signatures the segments hold for it.
+type dbMerger struct {
+	sched crawldb.Schedule
+	// now is the time new URLs from links are due (Nutch uses the wall
+	// clock in initializeSchedule; trawl takes it from the job's Conf so
+	// that a re-run gives the same CrawlDB).
+	now time.Time
+	// retryMax is db.fetch.retry.max: transient failures before db_gone.
+	retryMax int32
+	// maxInterval is db.fetch.interval.max in seconds: a page whose
+	// interval grows beyond it is forced to be refetched.
+	maxInterval int32
+	// additions is db.update.additions.allowed.
+	additions bool
+	// maxInlinks is db.update.max.inlinks (<= 0: no limit).
+	maxInlinks int
+}
+
+// mergeState is the per-call scratch space of merge, reused across keys by
+// one reduce task.
+type mergeState struct {
+	links inlinkHeap
+}
+
+// merge reduces the values of one URL to its new CrawlDB row; ok is false
+// when the URL leaves (or does not enter) the CrawlDB. count adds to a job
+// counter.
+func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, count func(string, int64)) (res crawldb.Datum, ok bool, err error) {
+	var (
+		old   *crawldb.Datum
+		fetch *segment.Fetch
+		sig   *segment.ParseUpdate
+	)
+	st.links.reset(m.maxInlinks)
+	for v := range values {
+		switch v.Kind {
+		case kindOld:
+			// Nutch keeps the latest version (by fetch time); with one
+			// CrawlDB there is one, but be as Nutch.
+			if old == nil || old.FetchTime.Before(v.Old.FetchTime) {
+				old = v.Old
+			}
+		case kindFetch:
+			// Several segments may have fetched the URL: the latest wins.
+			if fetch == nil || fetch.FetchTime.Before(v.Fetch.FetchTime) {
+				fetch = v.Fetch
+			}
+		case kindParse:
+			p := v.Parse
+			switch p.Status {
+			case crawldb.StatusLinked:
+				st.links.add(p.FromURL, p.Score)
+			case crawldb.StatusSignature:
+				if sig == nil || !p.FetchTime.Before(sig.FetchTime) {
+					sig = p
+				}
+			case crawldb.StatusParseMeta:
+				count(ctrParseMetaIgnored, 1)
+			default:
+				count(ctrUnknownParse, 1)
+			}
+		default:
+			return res, false, fmt.Errorf("updatedb: %s: shuffle value of unknown kind %d", url, v.Kind)
+		}
+	}
+	if dropped := st.links.seen - len(st.links.items); dropped > 0 {
+		count(ctrInlinksDropped, int64(dropped))
+	}
+	links := st.links.sorted()
+
+	// A URL not in the CrawlDB enters only if additions are allowed.
+	if old == nil && !m.additions {
+		if fetch != nil || len(links) > 0 {
+			count(ctrAdditionsRefused, 1)
+		}
+		return res, false, nil
+	}
+	// No fetch and no link: keep the old row as it is.
+	if fetch == nil && len(links) == 0 {
+		if old == nil {
+			count(ctrLoneSignature, 1)
+			return res, false, nil
+		}
+		count(ctrUnchanged, 1)
+		count(ctrStatusPrefix+old.Status.String(), 1)
+		return *old, true, nil
+	}
+
+	var prevFetchTime, prevModifiedTime time.Time
+	if old != nil {
+		prevFetchTime, prevModifiedTime = old.FetchTime, old.ModifiedTime
+	}
+
+	if fetch == nil {
+		// Only links: an existing row stays as it is (its score grows
+		// below); a new URL is initialized from the best link.
+		if old != nil {
+			res = *old
+		} else {
+			count(ctrNewFromLinks, 1)
+			res = crawldb.Datum{
+				URL:       url,
+				Host:      urlutil.Host(url),
+				Status:    crawldb.StatusDBUnfetched,
+				ClusterID: -1,
+			}
+			res.Features.Depth = int32(urlutil.Depth(url))
+			m.sched.InitializeSchedule(&res, m.now)
+			res.Score = 0 // OPIC initialScore
+		}
+	} else {
+		count(ctrFetched, 1)
+		res = fetchDatum(url, fetch)
+		if old != nil {
+			res.Metadata = overlay(old.Metadata, res.Metadata)
+			if !old.ModifiedTime.IsZero() && res.ModifiedTime.IsZero() {
+				res.ModifiedTime = old.ModifiedTime
+			}
+			// Columns other jobs maintain between generate and updatedb
+			// (cluster assignment, change history) come from the
+			// CrawlDB row, not from the fetch list's copy.
+			res.History = old.History
+			res.ChangeCount = old.ChangeCount
+			res.FetchCount = old.FetchCount
+			res.ClusterID = old.ClusterID
+			res.Features = old.Features
+		}
+		if sig != nil {
+			inl := res.Features.Inlinks
+			res.Features = sig.Features
+			res.Features.Inlinks = inl
+		}
+		if err := m.applyFetch(&res, old, fetch, sig, prevFetchTime, prevModifiedTime, count); err != nil {
+			return res, false, err
+		}
+	}
+
+	// OPIC updateDbScore: the old score (or the new row's) plus the cash
+	// of every incoming link, summed in float64 in a fixed order.
+	base := res.Score
+	if old != nil {
+		base = old.Score
+	}
+	res.Score = float32(float64(base) + sumCash(links))
+	if n := int32(distinctFrom(links)); n > res.Features.Inlinks {
+		res.Features.Inlinks = n
+	}
+	res.GenerateTime = time.Time{} // Nutch removes _ngt_
+	count(ctrStatusPrefix+res.Status.String(), 1)
+	return res, true, nil
+}
+
+// applyFetch sets res's status, schedule and signature from a fetch, as
+// CrawlDbReducer's switch on the fetch status does.
+func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *segment.Fetch, sig *segment.ParseUpdate, prevFetchTime, prevModifiedTime time.Time, count func(string, int64)) error {
+	var oldSig, newSig []byte
+	if old != nil {
+		oldSig = old.Signature
+	}
+	if sig != nil && len(sig.Signature) > 0 {
+		newSig = sig.Signature
+	}
+	switch fetch.Status {
+	case crawldb.StatusFetchSuccess, crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified:
+		state := crawldb.StateUnknown
+		if fetch.Status == crawldb.StatusFetchNotModified {
+			state = crawldb.StateNotModified
+		} else if fetch.Status == crawldb.StatusFetchSuccess && len(oldSig) > 0 && newSig != nil {
+			// Only successful fetches, not redirects, are compared by
+			// signature (NUTCH-1422).
+			if bytes.Equal(oldSig, newSig) {
+				state = crawldb.StateNotModified
+				count(ctrSignatureSame, 1)
+			} else {
+				state = crawldb.StateModified
+				count(ctrSignatureChanged, 1)
+			}
+		}
+		m.sched.SetFetchSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime, res.ModifiedTime, state)
+		if state == crawldb.StateNotModified {
+			res.Status = crawldb.StatusDBNotModified
+			// NUTCH-1341: not modified, so the modification time is the
+			// previous one.
+			res.ModifiedTime = prevModifiedTime
+			if old != nil {
+				res.Signature = old.Signature
+			}
+		} else {
+			switch fetch.Status {
+			case crawldb.StatusFetchSuccess:
+				res.Status = crawldb.StatusDBFetched
+			case crawldb.StatusFetchRedirPerm:
+				res.Status = crawldb.StatusDBRedirPerm
+			case crawldb.StatusFetchRedirTemp:
+				res.Status = crawldb.StatusDBRedirTemp
+			}
+			switch {
+			case newSig != nil:
+				res.Signature = newSig
+			case fetch.Status == crawldb.StatusFetchSuccess:
+				// trawl: a fetch without a parse signature keeps the
+				// old one (Nutch would take the fetch list's copy).
+				res.Signature = oldSig
+			default:
+				res.Signature = nil // redirects have no content
+			}
+		}
+		if fetch.Status == crawldb.StatusFetchSuccess || fetch.Status == crawldb.StatusFetchNotModified {
+			res.FetchCount++
+			if state != crawldb.StateUnknown {
+				res.Observe(fetch.FetchTime, state == crawldb.StateModified)
+			}
+		}
+		// An interval beyond the maximum forces a refetch, so that a
+		// page is not stuck as not-modified after its segment is gone.
+		if m.maxInterval < res.FetchInterval {
+			count(ctrForcedRefetch, 1)
+			m.sched.ForceRefetch(res, false, m.now)
+		}
+	case crawldb.StatusFetchRetry:
+		res.Signature = oldSig
+		m.sched.SetPageRetrySchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		if res.Retries < m.retryMax {
+			res.Status = crawldb.StatusDBUnfetched
+		} else {
+			res.Status = crawldb.StatusDBGone
+			m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		}
+	case crawldb.StatusFetchGone:
+		res.Signature = oldSig
+		res.Status = crawldb.StatusDBGone
+		m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+	default:
+		return fmt.Errorf("updatedb: %s: crawl_fetch status %v is not a fetch status", res.URL, fetch.Status)
+	}
+	return nil
+}
+
+// fetchDatum is Nutch's crawl_fetch datum: the fetch list's copy of the
+// CrawlDB row with the fetch's status, time and response fields. Its
+// modification time is the response's Last-Modified when it parses (and is
+// not after the fetch), else the fetch list's.
+func fetchDatum(url string, f *segment.Fetch) crawldb.Datum {
+	d := f.Datum
+	d.URL = url
+	if d.Host == "" {
+		d.Host = urlutil.Host(url)
+	}
+	d.Status = f.Status
+	d.PrevFetchTime = f.FetchTime
+	d.FetchTime = f.FetchTime
+	if f.LastModified != "" {
+		if t, err := http.ParseTime(f.LastModified); err == nil && !t.After(f.FetchTime) {
+			d.ModifiedTime = t.UTC()
+		}
+	}
+	if f.HTTPStatus != 0 {
+		d.HTTPStatus = f.HTTPStatus
+	}
+	if f.Status == crawldb.StatusFetchSuccess {
+		d.ContentType, d.ETag, d.LastModified = f.ContentType, f.ETag, f.LastModified
+	} else {
+		if f.ContentType != "" {
+			d.ContentType = f.ContentType
+		}
+		if f.ETag != "" {
+			d.ETag = f.ETag
+		}
+		if f.LastModified != "" {
+			d.LastModified = f.LastModified
+		}
+	}
+	return d
+}
+
+// overlay returns base with over's entries put on top (Nutch's
+// putAllMetaData of old, then of the fetch datum), as a new map; nil if
+// both are empty.
+func overlay(base, over map[string]string) map[string]string {
+	if len(base) == 0 && len(over) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
+}
