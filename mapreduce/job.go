@@ -66,13 +66,19 @@ type Job[V, O any] struct {
 	Inputs []Input[V]
 	// Combine is optional.
 	Combine CombineFunc[V]
-	// Reduce is required unless NumReduce is 0.
+	// Reduce is required unless MapOnly.
 	Reduce ReduceFunc[V, O]
 	// Partition defaults to HashPartitioner.
 	Partition Partitioner
-	// NumReduce is the number of reduce tasks (and part files per output).
-	// Zero defaults to 1.
+	// NumReduce is the number of reduce tasks (and at most that many part
+	// files per output). Zero defaults to 1; at most 99999.
 	NumReduce int
+	// MapOnly makes a job without shuffle or reduce: every value a map
+	// function emits is an output record (V and O must then be the same
+	// type, checked when the job starts; keys are ignored), written to one
+	// part file part-m-NNNNN.parquet per map task. Combine, Reduce,
+	// Partition and NumReduce must be unset.
+	MapOnly bool
 	// Outputs are where reduce output records go: each record is offered to
 	// every output, which writes it if its route accepts it.
 	Outputs []Output[O]
@@ -120,8 +126,3 @@ func (t *Task) Count(name string, n int64) {
 		t.counters.Add(t.Job, name, n)
 	}
 }
-
-// inputImpl and outputImpl are the engine's view of an Input or Output with
-// the record type erased; the engine defines them.
-type inputImpl[V any] struct{}
-type outputImpl[O any] struct{}

@@ -1,0 +1,502 @@
+package mapreduce
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The map side of the shuffle: records (partition, key, value) are appended
+// to one byte arena with a small fixed-size index entry each; when the
+// buffer reaches its budget the index is sorted by (partition, key, value)
+// bytes, optionally combined, and written as a sorted run (spill) file.
+//
+// Run file format: for each partition in order, its records; a record is
+// uvarint(len(key)+1) and the key, or uvarint 0 when the key equals the
+// previous record's key in the same partition; then uvarint(len(value))
+// and the value. The run's in-memory index holds each partition's offset.
+
+type sortEntry struct {
+	prefix uint64 // first 8 key bytes, big-endian, zero padded
+	off    int    // key start in the arena; the value follows the key
+	klen   uint32
+	vlen   uint32
+	part   uint32
+}
+
+const entrySize = 32
+
+// sortBuffer collects map output up to a byte budget.
+type sortBuffer struct {
+	arena  []byte
+	ents   []sortEntry
+	budget int
+}
+
+func newSortBuffer(budget int64) *sortBuffer {
+	if budget < 4<<10 {
+		budget = 4 << 10
+	}
+	return &sortBuffer{budget: int(budget)}
+}
+
+func keyPrefix(k []byte) uint64 {
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func (b *sortBuffer) add(part int, key string, val []byte) {
+	off := len(b.arena)
+	b.arena = append(b.arena, key...)
+	b.arena = append(b.arena, val...)
+	b.ents = append(b.ents, sortEntry{
+		prefix: keyPrefix(b.arena[off : off+len(key)]),
+		off:    off, klen: uint32(len(key)), vlen: uint32(len(val)), part: uint32(part),
+	})
+}
+
+func (b *sortBuffer) size() int   { return len(b.arena) + len(b.ents)*entrySize }
+func (b *sortBuffer) full() bool  { return b.size() >= b.budget }
+func (b *sortBuffer) empty() bool { return len(b.ents) == 0 }
+
+func (b *sortBuffer) reset() {
+	b.arena = b.arena[:0]
+	b.ents = b.ents[:0]
+}
+
+func (b *sortBuffer) key(e *sortEntry) []byte { return b.arena[e.off : e.off+int(e.klen)] }
+func (b *sortBuffer) val(e *sortEntry) []byte {
+	s := e.off + int(e.klen)
+	return b.arena[s : s+int(e.vlen)]
+}
+
+func (b *sortBuffer) sort() {
+	a := b.arena
+	slices.SortFunc(b.ents, func(x, y sortEntry) int {
+		if x.part != y.part {
+			if x.part < y.part {
+				return -1
+			}
+			return 1
+		}
+		if x.prefix != y.prefix {
+			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
+		}
+		if c := bytes.Compare(a[x.off:x.off+int(x.klen)], a[y.off:y.off+int(y.klen)]); c != 0 {
+			return c
+		}
+		xv := x.off + int(x.klen)
+		yv := y.off + int(y.klen)
+		return bytes.Compare(a[xv:xv+int(x.vlen)], a[yv:yv+int(y.vlen)])
+	})
+}
+
+// combineFn pre-reduces the encoded values of one key, emitting encoded
+// values (in any order; the caller sorts them).
+type combineFn func(key []byte, vals [][]byte, emit func([]byte)) error
+
+// run is one sorted run file.
+type run struct {
+	path    string
+	offs    []int64 // offs[p] is where partition p starts; offs[n] the end
+	records int64
+}
+
+// runWriter writes a sorted run.
+type runWriter struct {
+	f       *os.File
+	w       *bufio.Writer
+	n       int64
+	run     run
+	part    int // current partition
+	lastKey []byte
+	haveKey bool
+	tmp     [binary.MaxVarintLen64]byte
+}
+
+func createRun(dir, name string, parts int) (*runWriter, error) {
+	p := filepath.Join(dir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create spill: %w", err)
+	}
+	rw := &runWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), run: run{path: p, offs: make([]int64, parts+1)}}
+	return rw, nil
+}
+
+func (rw *runWriter) uvarint(x uint64) {
+	n := binary.PutUvarint(rw.tmp[:], x)
+	rw.w.Write(rw.tmp[:n])
+	rw.n += int64(n)
+}
+
+// add appends a record; records must come sorted.
+func (rw *runWriter) add(part int, key, val []byte) {
+	for rw.part < part {
+		rw.part++
+		rw.run.offs[rw.part] = rw.n
+		rw.haveKey = false
+	}
+	if rw.haveKey && bytes.Equal(key, rw.lastKey) {
+		rw.uvarint(0)
+	} else {
+		rw.uvarint(uint64(len(key)) + 1)
+		rw.w.Write(key)
+		rw.n += int64(len(key))
+		rw.lastKey = append(rw.lastKey[:0], key...)
+		rw.haveKey = true
+	}
+	rw.uvarint(uint64(len(val)))
+	rw.w.Write(val)
+	rw.n += int64(len(val))
+	rw.run.records++
+}
+
+func (rw *runWriter) finish() (run, error) {
+	for rw.part < len(rw.run.offs)-1 {
+		rw.part++
+		rw.run.offs[rw.part] = rw.n
+	}
+	err := rw.w.Flush()
+	if cerr := rw.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(rw.run.path)
+		return run{}, fmt.Errorf("write spill %s: %w", rw.run.path, err)
+	}
+	return rw.run, nil
+}
+
+func (rw *runWriter) abort() {
+	rw.f.Close()
+	os.Remove(rw.run.path)
+}
+
+// spill sorts the buffer, combines it if combine is set, and writes it as a
+// run. The buffer is reset.
+func (b *sortBuffer) spill(dir, name string, parts int, combine combineFn) (run, error) {
+	b.sort()
+	rw, err := createRun(dir, name, parts)
+	if err != nil {
+		return run{}, err
+	}
+	if combine == nil {
+		for i := range b.ents {
+			e := &b.ents[i]
+			rw.add(int(e.part), b.key(e), b.val(e))
+		}
+	} else {
+		var vals [][]byte
+		var out []byte
+		var outOffs []int
+		for i := 0; i < len(b.ents); {
+			e := &b.ents[i]
+			key := b.key(e)
+			j := i
+			vals = vals[:0]
+			for ; j < len(b.ents) && b.ents[j].part == e.part && bytes.Equal(b.key(&b.ents[j]), key); j++ {
+				vals = append(vals, b.val(&b.ents[j]))
+			}
+			out, outOffs = out[:0], outOffs[:0]
+			err := combine(key, vals, func(v []byte) {
+				outOffs = append(outOffs, len(out))
+				out = append(out, v...)
+			})
+			if err != nil {
+				rw.abort()
+				b.reset()
+				return run{}, err
+			}
+			outOffs = append(outOffs, len(out))
+			emitted := make([][]byte, len(outOffs)-1)
+			for k := range emitted {
+				emitted[k] = out[outOffs[k]:outOffs[k+1]]
+			}
+			slices.SortFunc(emitted, bytes.Compare)
+			for _, v := range emitted {
+				rw.add(int(e.part), key, v)
+			}
+			i = j
+		}
+	}
+	b.reset()
+	return rw.finish()
+}
+
+// recordSource yields shuffle records in (partition, key, value) order. The
+// returned slices are valid until the next call. At the end it returns
+// io.EOF.
+type recordSource interface {
+	next() (part int, key, val []byte, err error)
+}
+
+// runReader reads one partition of a run.
+type runReader struct {
+	f    *os.File
+	r    *bufio.Reader
+	left int64
+	key  []byte
+	val  []byte
+	name string
+}
+
+func openRunPart(rn *run, part int, bufSize int) (*runReader, error) {
+	start, end := rn.offs[part], rn.offs[part+1]
+	if start == end {
+		return nil, nil
+	}
+	f, err := os.Open(rn.path)
+	if err != nil {
+		return nil, fmt.Errorf("open spill: %w", err)
+	}
+	sr := io.NewSectionReader(f, start, end-start)
+	return &runReader{f: f, r: bufio.NewReaderSize(sr, bufSize), left: end - start, name: rn.path}, nil
+}
+
+var errCorruptRun = errors.New("corrupt spill")
+
+func (rr *runReader) readUvarint() (uint64, error) {
+	x, err := binary.ReadUvarint(rr.r)
+	if err != nil {
+		return 0, err
+	}
+	return x, nil
+}
+
+// advance reads the next record; io.EOF at the end of the partition.
+func (rr *runReader) advance() error {
+	kl, err := rr.readUvarint()
+	if err == io.EOF {
+		return io.EOF
+	}
+	if err != nil {
+		return fmt.Errorf("%w %s: %v", errCorruptRun, rr.name, err)
+	}
+	if kl > 0 {
+		rr.key, err = readN(rr.r, rr.key, int(kl-1))
+		if err != nil {
+			return fmt.Errorf("%w %s: %v", errCorruptRun, rr.name, err)
+		}
+	}
+	vl, err := rr.readUvarint()
+	if err != nil {
+		return fmt.Errorf("%w %s: %v", errCorruptRun, rr.name, err)
+	}
+	rr.val, err = readN(rr.r, rr.val, int(vl))
+	if err != nil {
+		return fmt.Errorf("%w %s: %v", errCorruptRun, rr.name, err)
+	}
+	return nil
+}
+
+func readN(r *bufio.Reader, buf []byte, n int) ([]byte, error) {
+	if cap(buf) < n {
+		buf = make([]byte, n, n+n/4)
+	}
+	buf = buf[:n]
+	_, err := io.ReadFull(r, buf)
+	return buf, err
+}
+
+func (rr *runReader) close() { rr.f.Close() }
+
+// merger merges several run partitions (k-way, binary heap).
+type merger struct {
+	part    int
+	heap    []*runReader
+	last    *runReader // returned by the previous next; advanced lazily
+	started bool
+}
+
+func less(a, b *runReader) bool {
+	if c := bytes.Compare(a.key, b.key); c != 0 {
+		return c < 0
+	}
+	return bytes.Compare(a.val, b.val) < 0
+}
+
+// newMerger opens partition part of every run.
+func newMerger(runs []run, part int, bufSize int) (*merger, error) {
+	m := &merger{part: part}
+	for i := range runs {
+		rr, err := openRunPart(&runs[i], part, bufSize)
+		if err != nil {
+			m.close()
+			return nil, err
+		}
+		if rr == nil {
+			continue
+		}
+		if err := rr.advance(); err != nil {
+			rr.close()
+			if err == io.EOF {
+				continue
+			}
+			m.close()
+			return nil, err
+		}
+		m.heap = append(m.heap, rr)
+	}
+	for i := len(m.heap)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return m, nil
+}
+
+func (m *merger) down(i int) {
+	h := m.heap
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && less(h[r], h[l]) {
+			j = r
+		}
+		if !less(h[j], h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
+
+func (m *merger) next() (int, []byte, []byte, error) {
+	if m.last != nil {
+		if err := m.last.advance(); err != nil {
+			if err != io.EOF {
+				return 0, nil, nil, err
+			}
+			m.last.close()
+			n := len(m.heap) - 1
+			m.heap[0] = m.heap[n]
+			m.heap[n] = nil
+			m.heap = m.heap[:n]
+		}
+		if len(m.heap) > 0 {
+			m.down(0)
+		}
+		m.last = nil
+	}
+	if len(m.heap) == 0 {
+		return 0, nil, nil, io.EOF
+	}
+	top := m.heap[0]
+	m.last = top
+	return m.part, top.key, top.val, nil
+}
+
+func (m *merger) close() {
+	for _, rr := range m.heap {
+		rr.close()
+	}
+	m.heap = nil
+	m.last = nil
+}
+
+// mergeRuns merges runs (all partitions) into one new run in dir.
+func mergeRuns(runs []run, parts int, dir, name string, bufSize int) (run, error) {
+	rw, err := createRun(dir, name, parts)
+	if err != nil {
+		return run{}, err
+	}
+	for p := 0; p < parts; p++ {
+		m, err := newMerger(runs, p, bufSize)
+		if err != nil {
+			rw.abort()
+			return run{}, err
+		}
+		for {
+			_, k, v, err := m.next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				m.close()
+				rw.abort()
+				return run{}, err
+			}
+			rw.add(p, k, v)
+		}
+		m.close()
+	}
+	return rw.finish()
+}
+
+// grouper walks a recordSource group by group.
+type grouper struct {
+	src      recordSource
+	part     int
+	key      []byte
+	val      []byte
+	pending  bool // (part, key, val) is read but not consumed
+	eof      bool
+	err      error
+	records  int64
+	inGroup  bool
+	groupKey []byte
+	groupPrt int
+}
+
+func (g *grouper) fill() {
+	if g.pending || g.eof || g.err != nil {
+		return
+	}
+	p, k, v, err := g.src.next()
+	if err == io.EOF {
+		g.eof = true
+		return
+	}
+	if err != nil {
+		g.err = err
+		return
+	}
+	g.part, g.key, g.val, g.pending = p, k, v, true
+	g.records++
+}
+
+// nextGroup skips what is left of the current group and positions on the
+// next one; false at the end or on error.
+func (g *grouper) nextGroup() bool {
+	for {
+		g.fill()
+		if !g.pending {
+			return false
+		}
+		if g.inGroup && g.part == g.groupPrt && bytes.Equal(g.key, g.groupKey) {
+			g.pending = false // rest of the previous group
+			continue
+		}
+		g.groupPrt = g.part
+		g.groupKey = append(g.groupKey[:0], g.key...)
+		g.inGroup = true
+		return true
+	}
+}
+
+// values yields the encoded values of the current group.
+func (g *grouper) values(yield func([]byte) bool) {
+	for {
+		g.fill()
+		if !g.pending || g.part != g.groupPrt || !bytes.Equal(g.key, g.groupKey) {
+			return
+		}
+		g.pending = false
+		if !yield(g.val) {
+			return
+		}
+	}
+}
