@@ -440,3 +440,8 @@ func (tr *taskRunner) mergePasses(runs []run, parts int, dir string, factor int)
 	}
 	return runs, nil
 }
+
+// slogTo is a text logger writing to w.
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, nil))
+}

@@ -81,7 +81,7 @@ func makeLinks(n int, seed uint64) []Link {
 
 // wordCountJob counts words of docs and link anchors; with combine it
 // pre-sums on the map side.
-func wordCountJob(docs, links, out string, nred int, combine bool) *Job[wcValue, WordCount] {
+func wordCountJob(docs, links, out string, nred int, combine bool, docOpts ...InputOption) *Job[wcValue, WordCount] {
 	j := &Job[wcValue, WordCount]{
 		Name: "wordcount",
 		Conf: map[string]string{"docs": docs, "links": links, "out": out, "reduces": fmt.Sprint(nred), "combine": fmt.Sprint(combine)},
@@ -98,7 +98,7 @@ func wordCountJob(docs, links, out string, nred int, combine bool) *Job[wcValue,
 				}
 				t.Count("docs", 1)
 				return nil
-			}),
+			}, docOpts...),
 			From(links, func(t *Task, l Link, emit Emit[wcValue]) error {
 				for _, w := range strings.Fields(l.Anchor) {
 					emit(w, wcValue{N: 1})
