@@ -84,11 +84,12 @@ func DomainOfHost(host string) string {
 		// Only the list's default rule "*" matched: an unlisted TLD.
 		return host
 	}
-	d, err := publicsuffix.EffectiveTLDPlusOne(host)
-	if err != nil {
+	if len(host) <= len(suffix) {
 		return host // the host is a public suffix itself
 	}
-	return d
+	// eTLD+1: the label before the suffix, and the suffix.
+	i := len(host) - len(suffix) - 1
+	return host[strings.LastIndexByte(host[:i], '.')+1:]
 }
 
 // Depth returns the number of non-empty segments in u's path:

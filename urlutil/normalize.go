@@ -158,10 +158,21 @@ func trimSpaceControl(s string) string {
 	return s[i:j]
 }
 
-// removeTabNewline drops tab, LF and CR anywhere in s.
-func removeTabNewline(s string) string {
-	if strings.IndexAny(s, "\t\n\r") < 0 {
-		return s
+// prepare trims raw, drops tab, CR and LF inside it, and rejects any other
+// control character.
+func prepare(raw string) (string, error) {
+	s := trimSpaceControl(raw)
+	strip := false
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			if c != '\t' && c != '\n' && c != '\r' {
+				return "", errorf(raw, "control character 0x%02X in URL", c)
+			}
+			strip = true
+		}
+	}
+	if !strip {
+		return s, nil
 	}
 	b := make([]byte, 0, len(s))
 	for i := 0; i < len(s); i++ {
@@ -169,18 +180,7 @@ func removeTabNewline(s string) string {
 			b = append(b, c)
 		}
 	}
-	return string(b)
-}
-
-// prepare trims and checks raw for control characters.
-func prepare(raw string) (string, error) {
-	s := removeTabNewline(trimSpaceControl(raw))
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			return "", errorf(raw, "control character 0x%02X in URL", c)
-		}
-	}
-	return s, nil
+	return string(b), nil
 }
 
 // schemeEnd returns the index of the ':' that ends a scheme at the start of
@@ -317,10 +317,8 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 	buf = appendEscaped(buf, path, pathSet)
 	if len(buf) == ps {
 		buf = append(buf, '/')
-	} else if p := buf[ps:]; bytes.Contains(p, []byte("//")) || bytes.Contains(p, []byte("/.")) ||
-		(!n.keepSessionIDs && bytes.IndexByte(p, ';') >= 0) {
-		clean := n.cleanPath(string(p))
-		buf = append(buf[:ps], clean...)
+	} else if n.needsCleaning(buf[ps:]) {
+		buf = n.cleanPath(buf, ps)
 	}
 
 	// Query.
@@ -484,59 +482,64 @@ func percentDecode(s string) (string, bool) {
 	return string(b), true
 }
 
-// cleanPath removes session-id path parameters, resolves dot segments and
-// collapses empty segments of an escaped path that starts with '/'.
-func (n *Normalizer) cleanPath(p string) string {
-	segs := strings.Split(p[1:], "/")
-	out := segs[:0]
-	trailing := false
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		if !n.keepSessionIDs && strings.IndexByte(seg, ';') >= 0 {
-			seg = stripSessionParams(seg)
+// needsCleaning reports whether an escaped path has empty or dot segments,
+// or parameters that may be session ids.
+func (n *Normalizer) needsCleaning(p []byte) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '/':
+			if i+1 < len(p) && (p[i+1] == '/' || p[i+1] == '.') {
+				return true
+			}
+		case ';':
+			if !n.keepSessionIDs {
+				return true
+			}
 		}
-		switch seg {
-		case "", ".":
+	}
+	return false
+}
+
+// cleanPath rewrites buf[ps:], an escaped path starting with '/', in place:
+// session-id path parameters go, dot segments are resolved and empty
+// segments dropped, keeping a trailing slash. The result is never longer
+// than the input, so writing never overtakes reading.
+func (n *Normalizer) cleanPath(buf []byte, ps int) []byte {
+	end := len(buf)
+	w, r := ps, ps // output end and read position (at a '/'); w <= r
+	trailing := false
+	for r < end {
+		segStart := r + 1
+		segEnd := end
+		if j := bytes.IndexByte(buf[segStart:end], '/'); j >= 0 {
+			segEnd = segStart + j
+		}
+		seg := buf[segStart:segEnd]
+		last := segEnd == end
+		if !n.keepSessionIDs && bytes.IndexByte(seg, ';') >= 0 {
+			seg = compactParams(seg, true)
+		}
+		switch {
+		case len(seg) == 0 || (len(seg) == 1 && seg[0] == '.'):
 			trailing = last
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
+		case len(seg) == 2 && seg[0] == '.' && seg[1] == '.':
+			if w > ps {
+				w = ps + bytes.LastIndexByte(buf[ps:w], '/')
 			}
 			trailing = last
 		default:
-			out = append(out, seg)
+			buf[w] = '/'
+			w++
+			w += copy(buf[w:], seg)
 			trailing = false
 		}
+		r = segEnd
 	}
-	if len(out) == 0 {
-		return "/"
+	if w == ps || trailing {
+		buf[w] = '/'
+		w++
 	}
-	var b strings.Builder
-	b.Grow(len(p))
-	for _, seg := range out {
-		b.WriteByte('/')
-		b.WriteString(seg)
-	}
-	if trailing {
-		b.WriteByte('/')
-	}
-	return b.String()
-}
-
-// stripSessionParams removes ";name=value" parameters with session-id names
-// from a path segment (the part before the first ';' is kept).
-func stripSessionParams(seg string) string {
-	parts := strings.Split(seg, ";")
-	kept := parts[:1]
-	for _, p := range parts[1:] {
-		if !isSessionParam([]byte(p)) {
-			kept = append(kept, p)
-		}
-	}
-	if len(kept) == len(parts) {
-		return seg
-	}
-	return strings.Join(kept, ";")
+	return buf[:w]
 }
 
 // tidyQuery rewrites buf[qs:], which holds '?' and an escaped query, in
@@ -573,7 +576,7 @@ func (n *Normalizer) filterParam(p []byte) []byte {
 	}
 	if !n.keepSessionIDs {
 		if bytes.IndexByte(p, ';') >= 0 {
-			p = compactPieces(p)
+			p = compactParams(p, false)
 		} else if isSessionParam(p) {
 			return nil
 		}
@@ -590,9 +593,11 @@ func (n *Normalizer) filterParam(p []byte) []byte {
 	return p
 }
 
-// compactPieces drops ';'-separated session-id pieces from p in place
-// (Nutch's rule also strips ";jsessionid=..." inside a query).
-func compactPieces(p []byte) []byte {
+// compactParams drops ';'-separated session-id pieces from p in place and
+// returns what is left. With keepFirst the first piece (a path segment's
+// name) always stays. In a query this is Nutch's rule that also strips
+// ";jsessionid=..." inside a parameter.
+func compactParams(p []byte, keepFirst bool) []byte {
 	w, r := 0, 0
 	first := true
 	for r <= len(p) {
@@ -600,7 +605,7 @@ func compactPieces(p []byte) []byte {
 		if j := bytes.IndexByte(p[r:], ';'); j >= 0 {
 			pe = r + j
 		}
-		if piece := p[r:pe]; !isSessionParam(piece) {
+		if piece := p[r:pe]; (keepFirst && r == 0) || !isSessionParam(piece) {
 			if !first { // w < r here, so this overwrites nothing unread
 				p[w] = ';'
 				w++

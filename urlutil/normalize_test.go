@@ -215,6 +215,11 @@ func TestNormalizeRules(t *testing.T) {
 			{"http://a.com/?usersid=1&sidebar=2&side=3", "http://a.com/?usersid=1&sidebar=2&side=3"},
 			{"http://a.com/?a=1;sid=2;b=3", "http://a.com/?a=1;b=3"},
 			{"http://a.com/?%73id=1&b=2", "http://a.com/?b=2"},
+			{"http://a.com/a/..;jsessionid=1/b", "http://a.com/b"},
+			{"http://a.com/;sid=1/;sid=2/x", "http://a.com/x"},
+			{"http://a.com/sid=1;x=2", "http://a.com/sid=1;x=2"},
+			{"http://a.com/a/b/..;sid=1", "http://a.com/a/"},
+			{"http://a.com/a;x;jsessionid=1;;y", "http://a.com/a;x;;y"},
 		},
 		"query tidying": {
 			{"http://a.com/?", "http://a.com/"},
