@@ -74,8 +74,11 @@ const (
 	EngineMaxAttempts      = "engine.maxAttempts"
 	EngineTempDir          = "engine.tempDir"
 	EngineProgressInterval = "engine.progressInterval"
+	EngineMergeFactor      = "engine.mergeFactor"
 
-	LockMaxAge = "lock.maxAge"
+	CrawlDBParts   = "crawldb.parts"
+	CrawlDBKeepOld = "crawldb.keepOld"
+	LockMaxAge     = "lock.maxAge"
 
 	ScheduleName            = "schedule.name"
 	ScheduleDefaultInterval = "schedule.defaultInterval"
@@ -87,25 +90,29 @@ const (
 	AdaptiveSyncDelta       = "schedule.adaptive.syncDelta"
 	AdaptiveSyncDeltaRate   = "schedule.adaptive.syncDeltaRate"
 
-	URLFilterRegexFiles = "urlfilter.regexFiles"
-	URLFilterMaxLength  = "urlfilter.maxLength"
-	URLFilterSuffix     = "urlfilter.suffix"
-	URLFilterPathLoop   = "urlfilter.pathLoop"
-	URLFilterScope      = "urlfilter.scope"
+	URLFilterSchemes           = "urlfilter.schemes"
+	URLFilterMaxLength         = "urlfilter.maxLength"
+	URLFilterSuffix            = "urlfilter.suffix"
+	URLFilterMaxSegmentRepeats = "urlfilter.maxSegmentRepeats"
+	URLFilterMaxSegments       = "urlfilter.maxSegments"
+	URLFilterRegexFiles        = "urlfilter.regexFiles"
 
-	InjectOverwrite = "inject.overwrite"
-	InjectUpdate    = "inject.update"
-	InjectScore     = "inject.score"
+	InjectOverwrite        = "inject.overwrite"
+	InjectUpdate           = "inject.update"
+	InjectScore            = "inject.score"
+	InjectMaxReportedLines = "inject.maxReportedLines"
 
 	GenerateTopN        = "generate.topN"
 	GenerateMaxPerHost  = "generate.maxPerHost"
 	GenerateCountMode   = "generate.countMode"
 	GenerateNumFetchers = "generate.numFetchers"
 	GenerateDelay       = "generate.delay"
+	GenerateFilter      = "generate.filter"
 
-	UpdateAdditions = "updatedb.additions"
-	UpdateRetryMax  = "updatedb.retryMax"
-	UpdateKeepOldDB = "updatedb.keepOld"
+	UpdateAdditions  = "updatedb.additions"
+	UpdateRetryMax   = "updatedb.retryMax"
+	UpdateMaxInlinks = "updatedb.maxInlinks"
+	UpdatePurgeGone  = "updatedb.purgeGone"
 )
 
 // Settings returns the table of every setting, grouped by topic. The slice
@@ -131,8 +138,15 @@ func Settings() []Setting {
 		{Name: EngineProgressInterval, Kind: Duration, Default: "10s",
 			Doc: "interval of progress log lines when stderr is not a terminal"},
 
-		{Name: LockMaxAge, Kind: Duration, Default: "0",
-			Doc: "a CrawlDB lock older than this is reported as stale; 0 means only a dead holder makes it stale"},
+		{Name: EngineMergeFactor, Kind: Int, Default: "64",
+			Doc: "most sorted spill runs merged at once; more runs are merged in passes"},
+
+		{Name: CrawlDBParts, Kind: Int, Default: "0",
+			Doc: "part files of a rewritten CrawlDB; 0 keeps the current number (a new CrawlDB: CPUs, at most 16)"},
+		{Name: CrawlDBKeepOld, Kind: Bool, Default: "false",
+			Doc: "keep the previous CrawlDB as crawldb/old after inject or updatedb (db.preserve.backup)"},
+		{Name: LockMaxAge, Kind: Duration, Default: "24h",
+			Doc: "a CrawlDB lock older than this is stale (--force breaks it); 0 means only a dead holder makes it stale"},
 
 		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive"},
 			Doc: "fetch schedule: default (fixed interval) or adaptive (Nutch's AdaptiveFetchSchedule)"},
@@ -153,23 +167,27 @@ func Settings() []Setting {
 		{Name: AdaptiveSyncDeltaRate, Kind: Float, Default: "0.3",
 			Doc: "weight of the observed modification time (db.fetch.schedule.adaptive.sync_delta_rate)"},
 
-		{Name: URLFilterRegexFiles, Kind: List, Default: "",
-			Doc: "regex URL filter files in Nutch's regex-urlfilter.txt syntax (+REGEX / -REGEX)"},
+		{Name: URLFilterSchemes, Kind: List, Default: "http,https",
+			Doc: "URL schemes accepted; empty accepts any"},
 		{Name: URLFilterMaxLength, Kind: Int, Default: "2083",
 			Doc: "longest URL accepted, in bytes; 0 means no limit"},
 		{Name: URLFilterSuffix, Kind: Bool, Default: "true",
-			Doc: "reject URLs whose path ends in a binary suffix (images, archives, media, office documents)"},
-		{Name: URLFilterPathLoop, Kind: Bool, Default: "true",
-			Doc: "reject URLs whose path repeats a segment three times or more"},
-		{Name: URLFilterScope, Kind: String, Default: "any", Choices: []string{"any", "host", "domain"},
-			Doc: "which outlinks are followed: any, same host, or same registered domain"},
+			Doc: "reject URLs whose path ends in a binary suffix (Nutch's suffix-urlfilter list: images, archives, media...)"},
+		{Name: URLFilterMaxSegmentRepeats, Kind: Int, Default: "3",
+			Doc: "reject URLs whose path repeats one segment this many times (a crawler trap); 0 turns it off"},
+		{Name: URLFilterMaxSegments, Kind: Int, Default: "32",
+			Doc: "reject URLs with more path segments than this; 0 means no limit"},
+		{Name: URLFilterRegexFiles, Kind: List, Default: "",
+			Doc: "regex URL filter files in Nutch's regex-urlfilter.txt syntax (+REGEX / -REGEX, first match wins)"},
 
 		{Name: InjectOverwrite, Kind: Bool, Default: "false",
 			Doc: "inject replaces an existing URL's datum with the injected one (db.injector.overwrite)"},
 		{Name: InjectUpdate, Kind: Bool, Default: "false",
 			Doc: "inject updates an existing URL's score, interval and metadata from the seed (db.injector.update)"},
 		{Name: InjectScore, Kind: Float, Default: "1.0",
-			Doc: "score of an injected URL without a score= field (db.score.injected)"},
+			Doc: "score of an injected URL without a score= field (db.score.injected); must be > 0"},
+		{Name: InjectMaxReportedLines, Kind: Int, Default: "20",
+			Doc: "bad seed lines logged with file:line and reason; the rest are only counted"},
 
 		{Name: GenerateTopN, Kind: Int, Default: "0",
 			Doc: "most URLs in one fetch list, best scores first; 0 means no limit"},
@@ -181,12 +199,16 @@ func Settings() []Setting {
 			Doc: "number of fetch-list parts, one per fetcher task"},
 		{Name: GenerateDelay, Kind: Duration, Default: "7d",
 			Doc: "a segment not merged by updatedb for this long no longer holds its URLs back (crawl.gen.delay)"},
+		{Name: GenerateFilter, Kind: Bool, Default: "true",
+			Doc: "apply the urlfilter.* filters to CrawlDB URLs when generating (generate.filter)"},
 
 		{Name: UpdateAdditions, Kind: Bool, Default: "true",
 			Doc: "updatedb adds newly discovered URLs to the CrawlDB (db.update.additions.allowed)"},
 		{Name: UpdateRetryMax, Kind: Int, Default: "3",
 			Doc: "transient fetch failures before a page becomes db_gone (db.fetch.retry.max)"},
-		{Name: UpdateKeepOldDB, Kind: Bool, Default: "false",
-			Doc: "keep the previous CrawlDB as crawldb/old after an update (db.preserve.backup)"},
+		{Name: UpdateMaxInlinks, Kind: Int, Default: "10000",
+			Doc: "incoming links counted per URL and update, the highest-cash ones (db.update.max.inlinks); -1 means no limit"},
+		{Name: UpdatePurgeGone, Kind: Bool, Default: "false",
+			Doc: "drop db_gone pages from the CrawlDB (db.update.purge.404)"},
 	}
 }
