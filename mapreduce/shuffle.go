@@ -23,14 +23,15 @@ import (
 // and the value. The run's in-memory index holds each partition's offset.
 
 type sortEntry struct {
-	prefix uint64 // first 8 key bytes, big-endian, zero padded
-	off    int    // key start in the arena; the value follows the key
-	klen   uint32
-	vlen   uint32
-	part   uint32
+	prefix  uint64 // first 8 key bytes, big-endian, zero padded
+	prefix2 uint64 // key bytes 8..16, likewise (URL keys share "http://")
+	off     int    // key start in the arena; the value follows the key
+	klen    uint32
+	vlen    uint32
+	part    uint32
 }
 
-const entrySize = 32
+const entrySize = 40
 
 // sortBuffer collects map output up to a byte budget.
 type sortBuffer struct {
@@ -46,19 +47,20 @@ func newSortBuffer(budget int64) *sortBuffer {
 	return &sortBuffer{budget: int(budget)}
 }
 
-func keyPrefix(k []byte) uint64 {
-	var b [8]byte
+func keyPrefix(k []byte) (uint64, uint64) {
+	var b [16]byte
 	copy(b[:], k)
-	return binary.BigEndian.Uint64(b[:])
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
 func (b *sortBuffer) add(part int, key string, val []byte) {
 	off := len(b.arena)
 	b.arena = append(b.arena, key...)
 	b.arena = append(b.arena, val...)
+	p1, p2 := keyPrefix(b.arena[off : off+len(key)])
 	b.ents = append(b.ents, sortEntry{
-		prefix: keyPrefix(b.arena[off : off+len(key)]),
-		off:    off, klen: uint32(len(key)), vlen: uint32(len(val)), part: uint32(part),
+		prefix: p1, prefix2: p2,
+		off: off, klen: uint32(len(key)), vlen: uint32(len(val)), part: uint32(part),
 	})
 }
 
@@ -88,6 +90,12 @@ func (b *sortBuffer) sort() {
 		}
 		if x.prefix != y.prefix {
 			if x.prefix < y.prefix {
+				return -1
+			}
+			return 1
+		}
+		if x.prefix2 != y.prefix2 {
+			if x.prefix2 < y.prefix2 {
 				return -1
 			}
 			return 1
