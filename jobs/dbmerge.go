@@ -162,7 +162,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		}
 	} else {
 		count(ctrFetched, 1)
-		res = fetchDatum(url, fetch)
+		res = fetchDatum(url, fetch, old)
 		if old != nil {
 			res.Metadata = overlay(old.Metadata, res.Metadata)
 			if !old.ModifiedTime.IsZero() && res.ModifiedTime.IsZero() {
@@ -289,11 +289,21 @@ func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *seg
 }
 
 // fetchDatum is Nutch's crawl_fetch datum: the fetch list's copy of the
-// CrawlDB row with the fetch's status, time and response fields. Its
+// CrawlDB row (or the row itself, if the fetch does not carry the copy)
+// with the fetch's status, time and response fields. Its
 // modification time is the response's Last-Modified when it parses (and is
 // not after the fetch), else the fetch list's.
-func fetchDatum(url string, f *segment.Fetch) crawldb.Datum {
+func fetchDatum(url string, f *segment.Fetch, old *crawldb.Datum) crawldb.Datum {
 	d := f.Datum
+	if d.URL == "" {
+		// The fetcher did not carry the fetch list's datum: start from
+		// the CrawlDB row, or from nothing.
+		if old != nil {
+			d = *old
+		} else {
+			d = crawldb.Datum{ClusterID: -1}
+		}
+	}
 	d.URL = url
 	if d.Host == "" {
 		d.Host = urlutil.Host(url)

@@ -1,102 +1,95 @@
 package jobs
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
-
-	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/mapreduce"
+	"strings"
 )
 
-// genValue is the shuffle value of generate's selection job, keyed by host
-// (or domain): either a URL of a pending fetch list (Pending) or a candidate
-// for the new fetch list (its CrawlDB datum).
+// Generate's selection job keys each value by its host (or domain) and its
+// rank, so that the engine's sort does the ranking and a reducer sees one
+// host's values together, in the order it needs them:
 //
-// Its encoding controls the order in which a host's values reach the
-// reducer (the engine sorts them by their bytes): all pending URLs first,
-// then the candidates best first — by decreasing score (Nutch's
-// generatorSortValue), ties by increasing URL. The reducer therefore keeps
-// only the host's pending URLs in memory and takes the first candidates.
+//	pending URL:  host 0x00 0x00 URL
+//	candidate:    host 0x00 0x01 key(score) URL
 //
-//	pending:   0x00 URL
-//	candidate: 0x01 key(score) URL 0x00 datum
-//
-// key(score) is 4 bytes that sort as the score decreases; URLs never hold a
-// NUL byte (the map side checks), so URL 0x00 sorts as the URL does.
-type genValue struct {
-	Pending bool
-	URL     string
-	Datum   crawldb.Datum // candidates only
-}
+// that is all the host's pending URLs first (the URLs of fetch lists not yet
+// merged by updatedb), then its candidates best first: by decreasing score
+// (Nutch's generatorSortValue), ties by increasing URL. key(score) is 4 bytes
+// that sort as the score decreases. Hosts and URLs never hold a NUL byte
+// (the map side checks), so the keys of one host are contiguous. The
+// partitioner hashes the host part only (selectPartitioner).
 
-// datumCodec encodes the datum part of a genValue. It is built once and
-// never changes (a Codec is immutable and safe for concurrent use).
-var datumCodec = func() *mapreduce.Codec[crawldb.Datum] {
-	c, err := mapreduce.NewCodec[crawldb.Datum]()
-	if err != nil {
-		panic(fmt.Sprintf("jobs: no shuffle codec for crawldb.Datum: %v", err))
-	}
-	return c
-}()
+const (
+	selPending   byte = 0
+	selCandidate byte = 1
+)
 
-// scoreKey maps a score to 4 bytes whose byte order is the decreasing order
-// of scores. NaN sorts after every number.
+// scoreKey maps a score to a number whose increasing order is the
+// decreasing order of scores. NaN sorts after every number; -0 and +0 are
+// equal.
 func scoreKey(s float32) uint32 {
 	if s != s { // NaN
 		return math.MaxUint32
 	}
 	if s == 0 {
-		s = 0 // -0 and +0 sort together
+		s = 0
 	}
 	b := math.Float32bits(s)
 	if b&0x80000000 != 0 {
-		b = ^b // negative: larger magnitude sorts first ascending
+		b = ^b
 	} else {
 		b |= 0x80000000
 	}
-	return ^b // descending
+	return ^b
 }
 
-// AppendShuffle implements mapreduce.ShuffleMarshaler.
-func (v genValue) AppendShuffle(dst []byte) []byte {
-	if v.Pending {
-		dst = append(dst, 0)
-		return append(dst, v.URL...)
-	}
-	dst = append(dst, 1)
-	dst = binary.BigEndian.AppendUint32(dst, scoreKey(v.Datum.Score))
-	dst = append(dst, v.URL...)
-	dst = append(dst, 0)
-	return datumCodec.Append(dst, &v.Datum)
+// candidateKey is the selection key of a candidate.
+func candidateKey(host string, score float32, url string) string {
+	var b strings.Builder
+	b.Grow(len(host) + 6 + len(url))
+	b.WriteString(host)
+	b.WriteByte(0)
+	b.WriteByte(selCandidate)
+	var k [4]byte
+	binary.BigEndian.PutUint32(k[:], scoreKey(score))
+	b.Write(k[:])
+	b.WriteString(url)
+	return b.String()
 }
 
-// UnmarshalShuffle implements mapreduce.ShuffleUnmarshaler.
-func (v *genValue) UnmarshalShuffle(data []byte) error {
-	if len(data) == 0 {
-		return errors.New("generate value: empty")
+// pendingKey is the selection key of a pending URL.
+func pendingKey(host, url string) string {
+	return host + "\x00\x00" + url
+}
+
+// parseSelectKey splits a selection key.
+func parseSelectKey(key string) (host string, kind byte, url string, err error) {
+	i := strings.IndexByte(key, 0)
+	if i < 0 || i+1 >= len(key) {
+		return "", 0, "", errors.New("generate: malformed selection key")
 	}
-	switch data[0] {
-	case 0:
-		*v = genValue{Pending: true, URL: string(data[1:])}
-		return nil
-	case 1:
-		if len(data) < 6 {
-			return errors.New("generate value: truncated candidate")
+	host, kind, rest := key[:i], key[i+1], key[i+2:]
+	switch kind {
+	case selPending:
+		return host, kind, rest, nil
+	case selCandidate:
+		if len(rest) < 4 {
+			return "", 0, "", errors.New("generate: malformed candidate key")
 		}
-		rest := data[5:]
-		i := bytes.IndexByte(rest, 0)
-		if i < 0 {
-			return errors.New("generate value: candidate URL not terminated")
-		}
-		v.Pending = false
-		v.URL = string(rest[:i])
-		if err := datumCodec.Decode(rest[i+1:], &v.Datum); err != nil {
-			return fmt.Errorf("generate value %s: %w", v.URL, err)
-		}
-		return nil
+		return host, kind, rest[4:], nil
 	}
-	return fmt.Errorf("generate value: unknown kind byte %d", data[0])
+	return "", 0, "", errors.New("generate: selection key of unknown kind")
+}
+
+// selectPartitioner partitions selection keys by their host part (FNV-1a of
+// the host, as mapreduce.HashPartitioner).
+func selectPartitioner(hash func(string, int) int) func(string, int) int {
+	return func(key string, n int) int {
+		if i := strings.IndexByte(key, 0); i >= 0 {
+			key = key[:i]
+		}
+		return hash(key, n)
+	}
 }

@@ -1,0 +1,788 @@
+package jobs
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// ErrNothingDue is returned by Generate when no URL was selected; no
+// segment is left behind. The CLI exits with status 1 on it, as Nutch's
+// generate does.
+var ErrNothingDue = errors.New("generate: no URLs due for fetching")
+
+// Count modes of GenerateOptions.CountMode (generate.count.mode).
+const (
+	CountHost   = "host"
+	CountDomain = "domain"
+)
+
+// DefaultGenerateDelay is how long a generated but not yet merged segment
+// holds its URLs back (Nutch's crawl.gen.delay, 7 days).
+const DefaultGenerateDelay = 7 * 24 * time.Hour
+
+// GenerateOptions configures Generate.
+type GenerateOptions struct {
+	// TopN is the most URLs in the fetch list, best scores first; 0 means
+	// no limit.
+	TopN int64
+	// MaxPerHost is the most URLs per host (or domain, see CountMode);
+	// 0 or -1 means no limit (Nutch's generate.max.count).
+	MaxPerHost int
+	// CountMode is CountHost (default) or CountDomain: what MaxPerHost
+	// counts and what the fetch list is partitioned by.
+	CountMode string
+	// NumFetchers is the number of fetch-list parts (one per fetcher
+	// task); 0 means 1.
+	NumFetchers int
+	// Now is the time the due check compares with (Nutch's
+	// generate.curTime; the CLI's "+Nd" adds days); zero means time.Now().
+	Now time.Time
+	// Delay is how long a pending segment holds its URLs back; 0 means
+	// DefaultGenerateDelay.
+	Delay time.Duration
+	// Schedule decides whether a URL is due (ShouldFetch).
+	Schedule ScheduleOptions
+	// Filters are applied to every CrawlDB URL (Nutch's generate.filter);
+	// the zero value filters nothing.
+	Filters URLFilterOptions
+	// MinScore, if set, skips URLs with a lower score
+	// (generate.min.score).
+	MinScore *float32
+	// MaxInterval, if positive, skips URLs whose fetch interval is longer
+	// (Nutch's generate.min.interval, despite its name).
+	MaxInterval time.Duration
+	// RestrictStatus, if set, selects only URLs with this status
+	// (generate.restrict.status).
+	RestrictStatus crawldb.Status
+}
+
+// GenerateResult reports a Generate run.
+type GenerateResult struct {
+	// Segment is the new segment's URI and Name its base name.
+	Segment string
+	Name    string
+	// FetchList is the segment's crawl_generate directory URI.
+	FetchList string
+	// Selected counts the URLs in the fetch list; Hosts the hosts (or
+	// domains) they belong to; Parts the fetch-list parts.
+	Selected int64
+	Hosts    int64
+	Parts    int
+	// Due counts the CrawlDB URLs that were due (before the per-host
+	// limit, pending lists and topN); Pending those held back by a
+	// pending segment; OverHostLimit those beyond MaxPerHost; OverTopN
+	// those beyond TopN.
+	Due           int64
+	Pending       int64
+	OverHostLimit int64
+	OverTopN      int64
+	// PendingSegments are the segments whose fetch lists were excluded.
+	PendingSegments []string
+	// Counters are the engine's and the jobs' counters (groups
+	// "generate-select" and "generate-topn").
+	Counters *mapreduce.Counters
+	// Duration is the wall time of the whole generation.
+	Duration time.Duration
+}
+
+// Counter names of generate's jobs.
+const (
+	ctrDue          = "due"
+	ctrNotDue       = "not_due"
+	ctrGenLocked    = "generate_time_locked"
+	ctrBelowScore   = "below_min_score"
+	ctrOverInterval = "over_max_interval"
+	ctrOtherStatus  = "status_not_selected"
+	ctrBadGenURL    = "malformed_url"
+	ctrPendingURLs  = "pending_urls"
+	ctrPendingHeld  = "held_by_pending_segment"
+	ctrOverHost     = "over_max_per_host"
+	ctrOverTopN     = "over_topn"
+	ctrSelected     = "selected"
+	ctrHosts        = "hosts"
+)
+
+const (
+	jobGenerateSelect = "generate-select"
+	jobGenerateTopN   = "generate-topn"
+	selectDir         = "_select"
+)
+
+// Generate selects the URLs due for fetching into a new segment's fetch
+// list (Nutch's Generator), and returns its path; ErrNothingDue if none.
+//
+// A CrawlDB URL is a candidate when it passes the filters, has
+// RestrictStatus (if set), is due by the schedule's ShouldFetch at Now (the
+// status does not matter: gone, redirected or duplicate pages come back
+// when their schedule says so, as in Nutch), is not in a pending fetch
+// list, has at least MinScore and at most MaxInterval. Candidates are
+// ranked by score (Nutch's OPIC generatorSortValue), ties by URL; each host
+// (or domain) keeps its best MaxPerHost, and of those the best TopN overall
+// are selected. The fetch list, segments/<name>/crawl_generate, holds their
+// CrawlDB rows with GenerateTime set to the segment's time, in NumFetchers
+// part files partitioned by host (or domain): part = FNV-1a(host) mod
+// NumFetchers. Within a part each host's URLs are together, best first.
+// Segment names are the UTC wall clock as yyyyMMddHHmmss, the next second
+// if that name is taken.
+//
+// The generate lock, done trawl's way: Nutch writes the generate time into
+// every selected CrawlDB row (generate.update.crawldb) so that the next
+// generate skips them until updatedb; trawl does not rewrite the CrawlDB.
+// Instead a segment is pending until updatedb has merged it (UpdatedMarker
+// in the segment) or until Delay (crawl.gen.delay) has passed since it was
+// generated; Generate reads the fetch lists of the pending segments as a
+// second input and excludes their URLs. (A CrawlDB row whose GenerateTime
+// is within Delay is skipped too, as in Nutch.)
+//
+// Generate holds the CrawlDB lock for the whole run, as Nutch does: the
+// CrawlDB must not be replaced while it is read, and two generates must see
+// each other's segments.
+//
+// Memory is bounded. Two engine jobs do the work: generate-select keys each
+// candidate by host, then rank (see candidateKey), so the engine's sort
+// ranks them and a reducer walks one host at a time, holding only that
+// host's pending URLs, and takes its first MaxPerHost (and at most TopN).
+// When more than TopN remain, the TopN cut-off is found from their score
+// column (a heap of TopN scores, plus the URLs tied at the cut-off score)
+// and generate-topn, a map-only filter, keeps the URLs above it, part file
+// by part file.
+func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateResult, err error) {
+	start := time.Now()
+	if o.CountMode == "" {
+		o.CountMode = CountHost
+	}
+	if o.CountMode != CountHost && o.CountMode != CountDomain {
+		return nil, fmt.Errorf("generate: count mode %q is neither %q nor %q", o.CountMode, CountHost, CountDomain)
+	}
+	if o.NumFetchers <= 0 {
+		o.NumFetchers = 1
+	}
+	if o.NumFetchers > mapreduce.MaxReduce {
+		return nil, fmt.Errorf("generate: %d fetch-list parts is more than %d", o.NumFetchers, mapreduce.MaxReduce)
+	}
+	if o.TopN < 0 {
+		return nil, fmt.Errorf("generate: negative topN %d", o.TopN)
+	}
+	if o.MaxPerHost < 0 {
+		o.MaxPerHost = 0
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Delay <= 0 {
+		o.Delay = DefaultGenerateDelay
+	}
+	log := env.log().With("job", "generate")
+	cp, err := env.paths()
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	spec, err := o.Filters.spec(env.resolver())
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	if _, err := crawldb.NewSchedule(o.Schedule.resolved().Name, o.Schedule.resolved().Config); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+
+	lock, err := env.lock(cp, "generate")
+	if err != nil {
+		return nil, err
+	}
+	defer env.unlock(lock, &err)
+	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	currentPath := path.Join(cp.dbPath, crawldb.CurrentName)
+	if n, err := countParts(cp.fs, currentPath); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	} else if n == 0 {
+		log.Info("the CrawlDB is empty", "crawldb", cp.dbURI)
+		return nil, ErrNothingDue
+	}
+
+	pending, err := pendingSegments(cp, o.Now, o.Delay, log)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	name, err := newSegmentName(cp, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	genTime, _ := time.Parse(segmentNameLayout, name)
+	segURI := storage.Join(cp.segURI, name)
+	segPath := path.Join(cp.segPath, name)
+	res = &GenerateResult{Segment: segURI, Name: name, Parts: o.NumFetchers, Counters: &mapreduce.Counters{},
+		FetchList: storage.Join(segURI, segment.DirGenerate)}
+	for _, p := range pending {
+		res.PendingSegments = append(res.PendingSegments, storage.Join(cp.segURI, p))
+	}
+	done := false
+	defer func() {
+		if !done {
+			if rerr := cp.fs.RemoveAll(segPath); rerr != nil {
+				log.Warn("removing the unfinished segment failed", "segment", segURI, "err", rerr)
+			}
+		}
+	}()
+
+	// Job 1: select the due candidates, apply the generate lock and the
+	// per-host limit, partition by host.
+	selectOut := res.FetchList
+	if o.TopN > 0 {
+		selectOut = storage.Join(segURI, selectDir)
+	}
+	c := newConf()
+	c.set(confCurrent, storage.Join(cp.dbURI, crawldb.CurrentName))
+	c.setJSON(confPending, segmentFetchLists(cp.segURI, pending))
+	c.set(confOut, selectOut)
+	c.setInt(confNumReduce, int64(o.NumFetchers))
+	c.setInt(confTopN, o.TopN)
+	c.setInt(confMaxPerHost, int64(o.MaxPerHost))
+	c.set(confCountMode, o.CountMode)
+	c.setTime(confNow, o.Now)
+	c.setTime(confGenTime, genTime)
+	c.setDuration(confDelay, o.Delay)
+	c.setSchedule(o.Schedule)
+	c.setJSON(confFilters, spec)
+	if o.MinScore != nil {
+		c.setFloat(confMinScore, float64(*o.MinScore))
+	}
+	c.setDuration(confMaxInterval, o.MaxInterval)
+	c.setInt(confRestrict, int64(o.RestrictStatus))
+	if c.err != nil {
+		return nil, fmt.Errorf("generate: %w", c.err)
+	}
+	job, err := newGenerateSelectJob(c.m)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	jr, err := mapreduce.Run(ctx, env.runner(), job)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	res.Counters.Merge(jr.Counters)
+	g := func(name string) int64 { return res.Counters.Get(jobGenerateSelect, name) }
+	res.Due, res.Pending, res.OverHostLimit = g(ctrDue), g(ctrPendingHeld), g(ctrOverHost)
+	res.OverTopN = g(ctrOverTopN)
+	selected, hosts := g(ctrSelected), g(ctrHosts)
+
+	if selected > 0 && o.TopN > 0 {
+		if selected <= o.TopN {
+			if err := cp.fs.Rename(path.Join(segPath, selectDir), path.Join(segPath, segment.DirGenerate)); err != nil {
+				return nil, fmt.Errorf("generate: publish the fetch list: %w", err)
+			}
+		} else {
+			cut, err := topNCut(cp.fs, path.Join(segPath, selectDir), o.TopN)
+			if err != nil {
+				return nil, fmt.Errorf("generate: topN: %w", err)
+			}
+			c2 := newConf()
+			c2.set(confIn, selectOut)
+			c2.set(confOut, res.FetchList)
+			c2.setInt(confCutKey, int64(cut.key))
+			c2.set(confCutURL, cut.url)
+			job2, err := newGenerateTopNJob(c2.m)
+			if err != nil {
+				return nil, fmt.Errorf("generate: %w", err)
+			}
+			jr2, err := mapreduce.Run(ctx, env.runner(), job2)
+			if err != nil {
+				return nil, fmt.Errorf("generate: %w", err)
+			}
+			res.Counters.Merge(jr2.Counters)
+			res.OverTopN += res.Counters.Get(jobGenerateTopN, ctrOverTopN)
+			selected = res.Counters.Get(jobGenerateTopN, ctrSelected)
+			hosts = -1 // not counted after the cut
+			if err := cp.fs.RemoveAll(path.Join(segPath, selectDir)); err != nil {
+				log.Warn("removing the candidates failed", "dir", selectOut, "err", err)
+			}
+		}
+	}
+	res.Selected, res.Hosts = selected, hosts
+	res.Duration = time.Since(start)
+	if selected == 0 {
+		log.Info("nothing to fetch", "due", res.Due, "held_by_pending", res.Pending, "pending_segments", len(pending))
+		return nil, ErrNothingDue
+	}
+	done = true
+	log.Info("generate done", "segment", segURI, "selected", selected, "due", res.Due,
+		"held_by_pending", res.Pending, "over_max_per_host", res.OverHostLimit, "over_topn", res.OverTopN,
+		"parts", o.NumFetchers, "duration", res.Duration.Round(time.Millisecond))
+	return res, nil
+}
+
+// segmentNameLayout is the time layout of segment names (Nutch's
+// yyyyMMddHHmmss).
+const segmentNameLayout = "20060102150405"
+
+// newSegmentName is the UTC time t as a segment name, one second later
+// while that name is taken.
+func newSegmentName(cp crawlPaths, t time.Time) (string, error) {
+	t = t.UTC().Truncate(time.Second)
+	for range 3600 {
+		name := t.Format(segmentNameLayout)
+		_, err := cp.fs.Stat(path.Join(cp.segPath, name))
+		if isNotExist(err) {
+			return name, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("segment name: %w", err)
+		}
+		t = t.Add(time.Second)
+	}
+	return "", errors.New("segment name: an hour of names from now is taken")
+}
+
+// pendingSegments lists the segments whose fetch lists still hold their
+// URLs: a published crawl_generate, no UpdatedMarker, generated less than
+// delay before now. It also removes what a killed generate left behind: a
+// segment directory holding only _-prefixed entries, and a stale _select.
+func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) ([]string, error) {
+	infos, err := cp.fs.ReadDir(cp.segPath)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	var out []string
+	for _, fi := range infos {
+		if !fi.IsDir() {
+			continue
+		}
+		t, err := time.Parse(segmentNameLayout, fi.Name())
+		if err != nil {
+			continue // not a segment
+		}
+		dir := path.Join(cp.segPath, fi.Name())
+		entries, err := cp.fs.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("list segment %s: %w", fi.Name(), err)
+		}
+		leftovers := true
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "_") {
+				leftovers = false
+			}
+		}
+		if leftovers {
+			log.Warn("removing a segment left unfinished by a killed generate", "segment", fi.Name())
+			if err := cp.fs.RemoveAll(dir); err != nil {
+				return nil, fmt.Errorf("remove unfinished segment %s: %w", fi.Name(), err)
+			}
+			continue
+		}
+		if ok, _ := storage.Exists(cp.fs, path.Join(dir, selectDir)); ok {
+			if err := cp.fs.RemoveAll(path.Join(dir, selectDir)); err != nil {
+				return nil, fmt.Errorf("remove stale %s in segment %s: %w", selectDir, fi.Name(), err)
+			}
+		}
+		published, err := storage.Exists(cp.fs, path.Join(dir, segment.DirGenerate, "_SUCCESS"))
+		if err != nil {
+			return nil, err
+		}
+		updated, err := storage.Exists(cp.fs, path.Join(dir, UpdatedMarker))
+		if err != nil {
+			return nil, err
+		}
+		if !published || updated {
+			continue
+		}
+		if !t.Add(delay).After(now) {
+			log.Info("a segment not merged by updatedb no longer holds its URLs back", "segment", fi.Name(), "delay", delay)
+			continue
+		}
+		out = append(out, fi.Name())
+	}
+	return out, nil
+}
+
+func segmentFetchLists(segURI string, names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, storage.Join(segURI, n, segment.DirGenerate))
+	}
+	return out
+}
+
+// Conf keys of generate's jobs.
+const (
+	confPending     = "generate.pending"
+	confTopN        = "generate.topN"
+	confMaxPerHost  = "generate.maxPerHost"
+	confCountMode   = "generate.countMode"
+	confGenTime     = "generate.time"
+	confDelay       = "generate.delay"
+	confMinScore    = "generate.minScore"
+	confMaxInterval = "generate.maxInterval"
+	confRestrict    = "generate.restrictStatus"
+	confIn          = "in"
+	confCutKey      = "generate.cut.key"
+	confCutURL      = "generate.cut.url"
+)
+
+// urlHost is the projection of a fetch-list row that the pending input
+// reads.
+type urlHost struct {
+	URL  string `parquet:"url"`
+	Host string `parquet:"host,dict"`
+}
+
+// countKey is the host, or the registered domain in domain mode, of a URL
+// ("" if it has none).
+func countKey(url, host string, byDomain bool) string {
+	if host == "" {
+		host = urlutil.Host(url)
+	}
+	if host == "" {
+		return ""
+	}
+	if byDomain {
+		return urlutil.DomainOfHost(host)
+	}
+	return host
+}
+
+// selState is one reduce task's state across the keys of a host: Nutch's
+// SelectorReducer likewise counts per host across reduce calls, which the
+// engine makes in key order, one task at a time.
+type selState struct {
+	host  string
+	taken int64
+	held  map[string]struct{}
+}
+
+// newGenerateSelectJob builds generate's selection job from its Conf.
+func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, crawldb.Datum], error) {
+	c := &conf{m: m}
+	current := c.str(confCurrent)
+	var pending []string
+	c.json(confPending, &pending)
+	out := c.str(confOut)
+	parts := int(c.integer(confNumReduce))
+	topN := c.integer(confTopN)
+	maxPerHost := c.integer(confMaxPerHost)
+	byDomain := c.str(confCountMode) == CountDomain
+	now := c.time(confNow)
+	genTime := c.time(confGenTime)
+	delay := c.duration(confDelay)
+	sched, _ := c.schedule()
+	filters := c.filters()
+	_, hasMin := m[confMinScore]
+	minScore := float32(c.float(confMinScore))
+	maxInterval := intervalSeconds(c.duration(confMaxInterval))
+	restrict := crawldb.Status(c.integer(confRestrict))
+	if c.err != nil {
+		return nil, c.err
+	}
+	if current == "" || out == "" {
+		return nil, errors.New("generate-select job: conf lacks the CrawlDB or the output")
+	}
+	// limit is the most URLs one host can contribute.
+	limit := int64(0)
+	if maxPerHost > 0 {
+		limit = maxPerHost
+	}
+	if topN > 0 && (limit == 0 || topN < limit) {
+		limit = topN
+	}
+
+	inputs := []mapreduce.Input[crawldb.Datum]{
+		mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
+			if strings.IndexByte(d.URL, 0) >= 0 {
+				t.Count(ctrBadGenURL, 1)
+				return nil
+			}
+			if filters != nil {
+				if ok, reason := filters.Filter(d.URL); !ok {
+					t.Count("filtered_"+reason, 1)
+					return nil
+				}
+			}
+			if !sched.ShouldFetch(&d, now) {
+				t.Count(ctrNotDue, 1)
+				return nil
+			}
+			if !d.GenerateTime.IsZero() && d.GenerateTime.Add(delay).After(now) {
+				t.Count(ctrGenLocked, 1)
+				return nil
+			}
+			if restrict != 0 && d.Status != restrict {
+				t.Count(ctrOtherStatus, 1)
+				return nil
+			}
+			if hasMin && d.Score < minScore {
+				t.Count(ctrBelowScore, 1)
+				return nil
+			}
+			if maxInterval > 0 && d.FetchInterval > maxInterval {
+				t.Count(ctrOverInterval, 1)
+				return nil
+			}
+			host := countKey(d.URL, d.Host, byDomain)
+			if host == "" || strings.IndexByte(host, 0) >= 0 {
+				t.Count(ctrBadGenURL, 1)
+				return nil
+			}
+			t.Count(ctrDue, 1)
+			emit(candidateKey(host, d.Score, d.URL), d)
+			return nil
+		}, mapreduce.RequireSuccess()),
+	}
+	for _, p := range pending {
+		inputs = append(inputs, mapreduce.From(p, func(t *mapreduce.Task, r urlHost, emit mapreduce.Emit[crawldb.Datum]) error {
+			host := countKey(r.URL, r.Host, byDomain)
+			if host == "" || strings.IndexByte(host, 0) >= 0 || strings.IndexByte(r.URL, 0) >= 0 {
+				return nil
+			}
+			t.Count(ctrPendingURLs, 1)
+			emit(pendingKey(host, r.URL), crawldb.Datum{})
+			return nil
+		}, mapreduce.RequireSuccess()))
+	}
+	var states sync.Map // *mapreduce.Task -> *selState
+	reduce := func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
+		host, kind, url, err := parseSelectKey(key)
+		if err != nil {
+			return err
+		}
+		v, _ := states.Load(t)
+		st, _ := v.(*selState)
+		if st == nil {
+			st = &selState{held: map[string]struct{}{}}
+			states.Store(t, st)
+		}
+		if st.host != host {
+			st.host, st.taken = host, 0
+			clear(st.held)
+		}
+		if kind == selPending {
+			st.held[url] = struct{}{}
+			return nil
+		}
+		first := true
+		for d := range values {
+			if !first {
+				t.Count(ctrBadGenURL, 1) // the same URL twice in the CrawlDB
+				continue
+			}
+			first = false
+			switch {
+			case hasKey(st.held, url):
+				t.Count(ctrPendingHeld, 1)
+			case limit > 0 && st.taken >= limit:
+				if maxPerHost > 0 && st.taken >= maxPerHost {
+					t.Count(ctrOverHost, 1)
+				} else {
+					t.Count(ctrOverTopN, 1)
+				}
+			default:
+				d.GenerateTime = genTime
+				out(d)
+				if st.taken == 0 {
+					t.Count(ctrHosts, 1)
+				}
+				st.taken++
+				t.Count(ctrSelected, 1)
+			}
+		}
+		return nil
+	}
+	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
+		Name:      jobGenerateSelect,
+		Conf:      m,
+		Inputs:    inputs,
+		Reduce:    reduce,
+		Partition: selectPartitioner(mapreduce.HashPartitioner),
+		NumReduce: parts,
+		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+	}, nil
+}
+
+func hasKey(m map[string]struct{}, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// cutoff is the last (worst) candidate of the topN: a candidate is in the
+// topN if its score key is lower, or equal with a URL not after url.
+type cutoff struct {
+	key uint32
+	url string
+}
+
+// scoreOnly is the projection the topN cut reads.
+type scoreOnly struct {
+	Score float32 `parquet:"score"`
+}
+
+type scoreURL struct {
+	URL   string  `parquet:"url"`
+	Score float32 `parquet:"score"`
+}
+
+// keyHeap is a max-heap of score keys (the worst kept candidate on top).
+type keyHeap []uint32
+
+func (h keyHeap) Len() int           { return len(h) }
+func (h keyHeap) Less(i, j int) bool { return h[i] > h[j] }
+func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *keyHeap) Push(x any)        { *h = append(*h, x.(uint32)) }
+func (h *keyHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+
+// urlHeap is a max-heap of URLs.
+type urlHeap []string
+
+func (h urlHeap) Len() int           { return len(h) }
+func (h urlHeap) Less(i, j int) bool { return h[i] > h[j] }
+func (h urlHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *urlHeap) Push(x any)        { *h = append(*h, x.(string)) }
+func (h *urlHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+
+// partFiles lists the Parquet part files of a job output directory.
+func partFiles(fsys storage.FS, dir string) ([]string, error) {
+	infos, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, fi := range infos {
+		n := fi.Name()
+		if !fi.IsDir() && strings.HasSuffix(n, ".parquet") && !strings.HasPrefix(n, "_") && !strings.HasPrefix(n, ".") {
+			out = append(out, path.Join(dir, n))
+		}
+	}
+	return out, nil
+}
+
+// readColumn calls f for every row of the part files of dir, reading only
+// T's columns.
+func readColumn[T any](fsys storage.FS, dir string, f func(T)) error {
+	files, err := partFiles(fsys, dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range files {
+		file, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		r, err := parquetio.Open[T](file, p)
+		if err != nil {
+			return err
+		}
+		for row, err := range r.All() {
+			if err != nil {
+				r.Close()
+				return err
+			}
+			f(row)
+		}
+		if err := r.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// topNCut finds the n-th best candidate in the part files of dir (which
+// hold more than n rows): a first pass over the score column keeps the n
+// best score keys; a second pass over the URLs tied at the n-th key keeps
+// the smallest of those that fit.
+func topNCut(fsys storage.FS, dir string, n int64) (cutoff, error) {
+	h := make(keyHeap, 0, min(n, 1<<20))
+	err := readColumn(fsys, dir, func(r scoreOnly) {
+		k := scoreKey(r.Score)
+		if int64(len(h)) < n {
+			heap.Push(&h, k)
+		} else if k < h[0] {
+			h[0] = k
+			heap.Fix(&h, 0)
+		}
+	})
+	if err != nil {
+		return cutoff{}, err
+	}
+	if int64(len(h)) < n {
+		return cutoff{}, fmt.Errorf("%s holds %d candidates, fewer than %d", dir, len(h), n)
+	}
+	cut := cutoff{key: h[0]}
+	better := int64(0)
+	for _, k := range h {
+		if k < cut.key {
+			better++
+		}
+	}
+	need := n - better // how many of the tied URLs fit
+	ties := make(urlHeap, 0, min(need, 1<<16))
+	err = readColumn(fsys, dir, func(r scoreURL) {
+		if scoreKey(r.Score) != cut.key {
+			return
+		}
+		if int64(len(ties)) < need {
+			heap.Push(&ties, r.URL)
+		} else if r.URL < ties[0] {
+			ties[0] = r.URL
+			heap.Fix(&ties, 0)
+		}
+	})
+	if err != nil {
+		return cutoff{}, err
+	}
+	if len(ties) == 0 {
+		return cutoff{}, fmt.Errorf("%s changed while it was read", dir)
+	}
+	cut.url = ties[0]
+	return cut, nil
+}
+
+// newGenerateTopNJob builds the map-only job that keeps the topN of the
+// selected candidates, part file for part file (so the partitioning by
+// host is kept).
+func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, crawldb.Datum], error) {
+	c := &conf{m: m}
+	in, out := c.str(confIn), c.str(confOut)
+	cut := cutoff{key: uint32(c.integer(confCutKey)), url: c.str(confCutURL)}
+	if c.err != nil {
+		return nil, c.err
+	}
+	if in == "" || out == "" {
+		return nil, errors.New("generate-topn job: conf lacks the input or the output")
+	}
+	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
+		Name:    jobGenerateTopN,
+		Conf:    m,
+		MapOnly: true,
+		Inputs: []mapreduce.Input[crawldb.Datum]{
+			mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
+				k := scoreKey(d.Score)
+				if k < cut.key || (k == cut.key && d.URL <= cut.url) {
+					t.Count(ctrSelected, 1)
+					emit(d.Host, d)
+				} else {
+					t.Count(ctrOverTopN, 1)
+				}
+				return nil
+			}, mapreduce.WholeFiles(), mapreduce.RequireSuccess()),
+		},
+		Outputs: []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+	}, nil
+}

@@ -1,0 +1,328 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// genNow is the reference time of the generate tests: the wall clock,
+// since segment names (and so the pending check) use it.
+func genNow() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+func mkDatum(url string, score float32, fetchTime time.Time, status crawldb.Status) crawldb.Datum {
+	return crawldb.Datum{URL: url, Host: urlutil.Host(url), Status: status, FetchTime: fetchTime,
+		FetchInterval: 30 * day, Score: score, ClusterID: -1, Source: crawldb.SourceDefault}
+}
+
+// genDB is a CrawlDB of three hosts (two in one domain) with due and
+// not-due URLs of several statuses.
+func genDB(now time.Time) []crawldb.Datum {
+	due, later := now.Add(-time.Hour), now.Add(10*24*time.Hour)
+	return []crawldb.Datum{
+		mkDatum("http://a.example.com/1", 5, due, crawldb.StatusDBUnfetched),
+		mkDatum("http://a.example.com/2", 4, due, crawldb.StatusDBFetched),
+		mkDatum("http://a.example.com/3", 3, due, crawldb.StatusDBNotModified),
+		mkDatum("http://a.example.com/4", 3, due, crawldb.StatusDBUnfetched), // tie with /3
+		mkDatum("http://a.example.com/5", 9, later, crawldb.StatusDBFetched), // not due
+		mkDatum("http://b.example.com/1", 4.5, due, crawldb.StatusDBRedirTemp),
+		mkDatum("http://b.example.com/2", 1, due, crawldb.StatusDBGone), // gone, but due
+		mkDatum("http://b.example.com/3", 8, later, crawldb.StatusDBGone),
+		mkDatum("http://c.other.org/1", 3, due, crawldb.StatusDBUnfetched), // ties with a/3 and a/4
+		mkDatum("http://c.other.org/2", 2, due, crawldb.StatusDBUnfetched),
+		mkDatum("http://c.other.org/3", 0.5, due, crawldb.StatusDBUnfetched),
+	}
+}
+
+// generated returns the URLs of a fetch list (all parts), in part order.
+func generated(t *testing.T, res *GenerateResult) []string {
+	t.Helper()
+	parts := fetchList(t, res.Segment)
+	names := make([]string, 0, len(parts))
+	for n := range parts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var urls []string
+	for _, n := range names {
+		for _, d := range parts[n] {
+			urls = append(urls, d.URL)
+		}
+	}
+	return urls
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
+}
+
+func TestGenerateSelection(t *testing.T) {
+	now := genNow()
+	allDue := []string{"http://a.example.com/1", "http://a.example.com/2", "http://a.example.com/3", "http://a.example.com/4",
+		"http://b.example.com/1", "http://b.example.com/2", "http://c.other.org/1", "http://c.other.org/2", "http://c.other.org/3"}
+	tests := []struct {
+		name string
+		o    GenerateOptions
+		want []string
+	}{
+		{name: "all due", o: GenerateOptions{}, want: allDue},
+		{name: "topN 4, ties by URL", o: GenerateOptions{TopN: 4},
+			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://a.example.com/2", "http://a.example.com/3"}},
+		{name: "topN 5", o: GenerateOptions{TopN: 5},
+			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://a.example.com/2", "http://a.example.com/3", "http://a.example.com/4"}},
+		{name: "topN above the due count", o: GenerateOptions{TopN: 100}, want: allDue},
+		{name: "max 2 per host", o: GenerateOptions{MaxPerHost: 2},
+			want: []string{"http://a.example.com/1", "http://a.example.com/2", "http://b.example.com/1", "http://b.example.com/2",
+				"http://c.other.org/1", "http://c.other.org/2"}},
+		{name: "max 2 per domain", o: GenerateOptions{MaxPerHost: 2, CountMode: CountDomain},
+			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://c.other.org/1", "http://c.other.org/2"}},
+		{name: "max 2 per host and topN 5", o: GenerateOptions{MaxPerHost: 2, TopN: 5},
+			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://a.example.com/2", "http://c.other.org/1", "http://c.other.org/2"}},
+		{name: "min score 3", o: GenerateOptions{MinScore: ptr(float32(3))},
+			want: []string{"http://a.example.com/1", "http://a.example.com/2", "http://a.example.com/3", "http://a.example.com/4",
+				"http://b.example.com/1", "http://c.other.org/1"}},
+		{name: "restrict status db_unfetched", o: GenerateOptions{RestrictStatus: crawldb.StatusDBUnfetched},
+			want: []string{"http://a.example.com/1", "http://a.example.com/4", "http://c.other.org/1", "http://c.other.org/2", "http://c.other.org/3"}},
+		{name: "filters", o: GenerateOptions{Filters: URLFilterOptions{Options: urlutil.FilterOptions{MaxLength: 21}}},
+			want: []string{"http://c.other.org/1", "http://c.other.org/2", "http://c.other.org/3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnv(t)
+			writeDB(t, env, genDB(now), 2)
+			tc.o.Now = now
+			tc.o.Schedule = ScheduleOptions{Name: "default"}
+			res, err := Generate(context.Background(), env, tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := generated(t, res)
+			if !reflect.DeepEqual(sorted(got), sorted(tc.want)) {
+				t.Errorf("selected %v\nwant %v", sorted(got), sorted(tc.want))
+			}
+			if res.Selected != int64(len(tc.want)) {
+				t.Errorf("Selected = %d, want %d", res.Selected, len(tc.want))
+			}
+			if res.Due == 0 {
+				t.Error("Due not counted")
+			}
+			for _, d := range fetchList(t, res.Segment)["part-r-00000.parquet"] {
+				if !d.GenerateTime.Equal(mustSegTime(t, res.Name)) {
+					t.Errorf("%s: generate time %v, want the segment's", d.URL, d.GenerateTime)
+				}
+			}
+			if dirExists(filepath.Join(res.Segment, selectDir)) {
+				t.Error("the candidates directory was left in the segment")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mustSegTime(t *testing.T, name string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(segmentNameLayout, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}
+
+func TestGeneratePartitionsByHost(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	var rows []crawldb.Datum
+	for h := 0; h < 12; h++ {
+		for i := 0; i < 7; i++ {
+			rows = append(rows, mkDatum("http://h"+itoa2(h)+".example/p"+itoa2(i), float32((h*7+i)%5), now.Add(-time.Minute), crawldb.StatusDBUnfetched))
+		}
+	}
+	writeDB(t, env, rows, 3)
+	for _, mode := range []string{CountHost, CountDomain} {
+		for _, topN := range []int64{0, 40} {
+			res, err := Generate(context.Background(), env, GenerateOptions{Now: now, NumFetchers: 4, CountMode: mode, TopN: topN})
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts := fetchList(t, res.Segment)
+			total := 0
+			partOf := map[string]string{}
+			for name, ds := range parts {
+				total += len(ds)
+				prev := ""
+				for i, d := range ds {
+					key := countKey(d.URL, d.Host, mode == CountDomain)
+					if p, ok := partOf[key]; ok && p != name {
+						t.Errorf("%s: host %s in parts %s and %s", mode, key, p, name)
+					}
+					if key != prev && partOf[key] == name {
+						t.Errorf("%s: host %s is not contiguous in %s", mode, key, name)
+					}
+					partOf[key] = name
+					if key == prev && ds[i-1].Score < d.Score {
+						t.Errorf("%s: %s after a lower score", mode, d.URL)
+					}
+					prev = key
+					// The reduce output: part number = FNV-1a(host) mod 4.
+					if topN == 0 {
+						if want := fmt.Sprintf("part-r-%05d.parquet", mapreduce.HashPartitioner(key, 4)); name != want {
+							t.Errorf("%s: %s (key %s) in %s, want %s", mode, d.URL, key, name, want)
+						}
+					}
+				}
+			}
+			want := 84
+			if topN > 0 {
+				want = int(topN)
+			}
+			if total != want || res.Selected != int64(want) {
+				t.Errorf("%s topN %d: %d URLs (Selected %d), want %d", mode, topN, total, res.Selected, want)
+			}
+			// Release the URLs for the next round: mark the segment merged.
+			writeFile(t, filepath.Join(res.Segment, UpdatedMarker), "{}\n")
+		}
+	}
+}
+
+func itoa2(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n%10)) }
+
+func TestGenerateNothingDue(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	writeDB(t, env, genDB(now), 1)
+	_, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(-2 * time.Hour)})
+	if !errors.Is(err, ErrNothingDue) {
+		t.Fatalf("err = %v, want ErrNothingDue", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(env.Crawl, "segments")); len(entries) != 0 {
+		t.Errorf("a segment was left behind: %v", entries)
+	}
+	// An empty crawl: nothing due either.
+	if _, err := Generate(context.Background(), testEnv(t), GenerateOptions{}); !errors.Is(err, ErrNothingDue) {
+		t.Errorf("empty crawl: err = %v, want ErrNothingDue", err)
+	}
+	if dirExists(filepath.Join(env.Crawl, "crawldb", crawldb.LockFile)) {
+		t.Error("the lock was not released")
+	}
+}
+
+func TestGenerateLockAndUpdate(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	writeDB(t, env, genDB(now), 2)
+	o := GenerateOptions{Now: now, TopN: 4, Schedule: ScheduleOptions{Name: "default"}}
+	first, err := Generate(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstURLs := generated(t, first)
+	second, err := Generate(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Name == first.Name {
+		t.Fatalf("two segments named %s", first.Name)
+	}
+	secondURLs := generated(t, second)
+	for _, u := range secondURLs {
+		if slices.Contains(firstURLs, u) {
+			t.Errorf("second generate selected %s, pending in the first segment", u)
+		}
+	}
+	if second.Pending != 4 || len(second.PendingSegments) != 1 {
+		t.Errorf("second: pending %d segments %v", second.Pending, second.PendingSegments)
+	}
+	third, err := Generate(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(generated(t, third)); n != 1 {
+		t.Errorf("third generate selected %d URLs, want the 1 left", n)
+	}
+	if _, err := Generate(context.Background(), env, o); !errors.Is(err, ErrNothingDue) {
+		t.Fatalf("fourth generate: %v, want ErrNothingDue", err)
+	}
+
+	// The pending segments stop holding their URLs after the delay.
+	late, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(8 * 24 * time.Hour), Schedule: ScheduleOptions{Name: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(generated(t, late)); n != 9 {
+		t.Errorf("after the delay %d URLs, want all 9 due", n)
+	}
+	os.RemoveAll(late.Segment)
+
+	// Fetch the first segment and merge it: its URLs are then scheduled a
+	// day later (interval 1 day after the fetch) and no longer pending.
+	var fetches []segment.Fetch
+	for _, d := range fetchList(t, first.Segment) {
+		for _, g := range d {
+			g.FetchInterval = day
+			fetches = append(fetches, segment.Fetch{URL: g.URL, Status: crawldb.StatusFetchSuccess, FetchTime: now, HTTPStatus: 200, Datum: g})
+		}
+	}
+	writeSegmentStage(t, first.Segment, segment.DirFetch, fetches)
+	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: []string{first.Segment}, Now: now,
+		Schedule: ScheduleOptions{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !dirExists(filepath.Join(first.Segment, UpdatedMarker)) {
+		t.Fatal("updatedb did not mark the segment")
+	}
+	if _, err := Generate(context.Background(), env, o); !errors.Is(err, ErrNothingDue) {
+		t.Fatalf("after updatedb, before the new fetch time: %v, want ErrNothingDue", err)
+	}
+	next, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(25 * time.Hour), Schedule: ScheduleOptions{Name: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := generated(t, next); !reflect.DeepEqual(sorted(got), sorted(firstURLs)) {
+		t.Errorf("a day after the fetch: %v, want the first segment's %v", sorted(got), sorted(firstURLs))
+	}
+}
+
+func TestGenerateDeterministic(t *testing.T) {
+	now := genNow()
+	var rows []crawldb.Datum
+	for i := 0; i < 3000; i++ {
+		u := "http://h" + itoa2(i%40) + ".example/page/" + itoa2(i/40) + "/" + itoa2(i%97)
+		rows = append(rows, mkDatum(u, float32(i%13), now.Add(-time.Duration(i)*time.Second), crawldb.StatusDBUnfetched))
+	}
+	var lists []map[string][]segment.Generate
+	for run := 0; run < 2; run++ {
+		env := testEnv(t)
+		env.Runner.Parallelism = 1 + run*3 // different parallelism, same output
+		env.Runner.MemoryBudget = int64(64<<10) << (run * 4)
+		writeDB(t, env, rows, 1+run*2)
+		res, err := Generate(context.Background(), env, GenerateOptions{Now: now, TopN: 500, MaxPerHost: 20, NumFetchers: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := fetchList(t, res.Segment)
+		for _, ds := range l {
+			for i := range ds {
+				ds[i].GenerateTime = time.Time{}
+			}
+		}
+		lists = append(lists, l)
+	}
+	if !reflect.DeepEqual(lists[0], lists[1]) {
+		t.Error("two runs on the same CrawlDB gave different fetch lists")
+	}
+}

@@ -1,0 +1,32 @@
+package jobs
+
+import "github.com/trawl/trawl/mapreduce"
+
+// The engine job names, as Registry knows them.
+const (
+	JobInject         = "inject"
+	JobGenerateSelect = jobGenerateSelect
+	JobGenerateTopN   = jobGenerateTopN
+	JobUpdateDB       = jobUpdateDB
+)
+
+// Registry returns every engine job of this package by name, rebuilt from
+// its Conf, for the Hadoop Streaming task entry (`trawl task`). The drivers
+// (Inject, Generate, UpdateDB) build their jobs the same way, so a job run
+// by a task is the job the driver described.
+func Registry() mapreduce.Registry {
+	return mapreduce.Registry{
+		JobInject: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newInjectJob(c)
+		},
+		JobGenerateSelect: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newGenerateSelectJob(c)
+		},
+		JobGenerateTopN: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newGenerateTopNJob(c)
+		},
+		JobUpdateDB: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newUpdateDBJob(c)
+		},
+	}
+}

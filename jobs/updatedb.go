@@ -1,0 +1,338 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/storage"
+)
+
+// DefaultRetryMax is how many transient fetch failures make a page
+// db_gone (Nutch's db.fetch.retry.max).
+const DefaultRetryMax = 3
+
+// UpdateOptions configures UpdateDB.
+type UpdateOptions struct {
+	// Segments are the segment directories (URIs) to merge. Each must
+	// hold a published crawl_fetch; crawl_parse is read when present.
+	Segments []string
+	// NoAdditions keeps URLs not yet in the CrawlDB out of it, whether
+	// fetched or linked (Nutch's db.update.additions.allowed=false).
+	NoAdditions bool
+	// RetryMax is db.fetch.retry.max; 0 means DefaultRetryMax.
+	RetryMax int
+	// MaxInlinks bounds the incoming links counted per URL and run
+	// (db.update.max.inlinks); 0 means DefaultMaxInlinks, -1 no limit.
+	MaxInlinks int
+	// PurgeGone drops db_gone rows (Nutch's db.update.purge.404).
+	PurgeGone bool
+	// Now is when URLs new from links are due; zero means time.Now().
+	Now time.Time
+	// Schedule sets the next fetch of every fetched or new URL.
+	Schedule ScheduleOptions
+	// Remerge allows segments already merged (they hold UpdatedMarker);
+	// merging one twice counts its links' OPIC cash twice.
+	Remerge bool
+}
+
+// UpdateResult reports an UpdateDB run.
+type UpdateResult struct {
+	// CrawlDB is the installed CrawlDB (crawldb/current).
+	CrawlDB string
+	// Segments are the merged segments.
+	Segments []string
+	// Rows is the CrawlDB's size afterwards; Fetched the rows merged with
+	// a fetch; Added the URLs new from links; StatusCounts the rows by
+	// status name, as Nutch's "CrawlDB status" counters.
+	Rows         int64
+	Fetched      int64
+	Added        int64
+	StatusCounts map[string]int64
+	// Counters are the engine's and the job's counters (group "updatedb").
+	Counters *mapreduce.Counters
+	// Duration is the wall time of the whole update.
+	Duration time.Duration
+}
+
+const jobUpdateDB = "updatedb"
+
+// Conf keys of the updatedb job.
+const (
+	confSegments   = "updatedb.segments"
+	confAdditions  = "updatedb.additions"
+	confRetryMax   = "updatedb.retryMax"
+	confMaxInlinks = "updatedb.maxInlinks"
+	confPurgeGone  = "updatedb.purgeGone"
+)
+
+// segmentInput is one segment's inputs to updatedb.
+type segmentInput struct {
+	Fetch string `json:"fetch"`
+	Parse string `json:"parse,omitempty"` // "" if the segment was not parsed
+}
+
+// UpdateDB merges segments' fetch and parse results into the CrawlDB
+// (Nutch's CrawlDb job with CrawlDbReducer semantics).
+//
+// One engine job reads crawldb/current and, for each segment, crawl_fetch
+// (required) and crawl_parse (when present), keyed by URL. Per URL the
+// reducer takes the newest fetch, the signature from parsing, and the
+// incoming links (at most MaxInlinks, the highest cash first), and applies
+// Nutch's transitions:
+//
+//   - no fetch, no link: the row is kept as it is; no row and only links:
+//     a new db_unfetched row, due at Now with the schedule's default
+//     interval (unless NoAdditions);
+//   - fetch_success / fetch_notmodified / redirects: the schedule's
+//     SetFetchSchedule with the change state (a 304, or for a 200 the same
+//     signature as before, is "not modified" and gives db_notmodified; a
+//     new signature is "modified"; without an old or a new signature
+//     "unknown"); then db_fetched, db_redir_perm or db_redir_temp; an
+//     interval beyond the maximum forces a refetch;
+//   - fetch_retry: retries+1 and the retry schedule; db_unfetched, or
+//     db_gone with the gone schedule once retries reach RetryMax;
+//   - fetch_gone: db_gone with the gone schedule.
+//
+// A redirect's target (Fetch.RedirectURL) enters as a link with no cash,
+// as Nutch's fetcher records it. Scores are OPIC (see OPICLinkCash): a
+// row's score grows by its incoming links' cash; a new row starts at 0.
+// Every observed change or non-change is recorded (Datum.Observe), and the
+// page features come from the parse, with the inlink count raised to the
+// distinct linking pages seen in this run when that is more.
+//
+// Where trawl differs from Nutch: the CrawlDB's cluster id, change history
+// and counts are taken from the CrawlDB row rather than the fetch list's
+// copy (other jobs update them between generate and updatedb); a
+// successful fetch without a parse signature keeps the old signature
+// (Nutch keeps the fetch list's copy, the same thing unless the CrawlDB
+// changed); redirects clear the signature (NUTCH-1422); StatusParseMeta
+// updates are counted and ignored (segment.ParseUpdate has no metadata).
+//
+// UpdateDB holds the CrawlDB lock for the whole run, writes the new CrawlDB
+// beside the current one and installs it with crawldb.Install, then writes
+// UpdatedMarker into every merged segment (which ends the segment's
+// generate lock). On any failure the old CrawlDB is left as it was. If the
+// process dies after the install but before a marker is written, that
+// segment stays pending (its URLs are held back until crawl.gen.delay) and
+// must not be merged again.
+func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult, err error) {
+	start := time.Now()
+	if len(o.Segments) == 0 {
+		return nil, errors.New("updatedb: no segments given")
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	if o.MaxInlinks == 0 {
+		o.MaxInlinks = DefaultMaxInlinks
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	log := env.log().With("job", jobUpdateDB)
+	cp, err := env.paths()
+	if err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	if _, err := crawldb.NewSchedule(o.Schedule.resolved().Name, o.Schedule.resolved().Config); err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+
+	// Check the segments before taking the lock.
+	type segDir struct {
+		uri  string
+		fs   storage.FS
+		path string
+	}
+	var segs []segDir
+	var inputs []segmentInput
+	seen := map[string]bool{}
+	for _, s := range o.Segments {
+		s = strings.TrimRight(s, "/")
+		if seen[s] {
+			return nil, fmt.Errorf("updatedb: segment %s given twice", s)
+		}
+		seen[s] = true
+		fsys, p, err := env.resolver().Resolve(s)
+		if err != nil {
+			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
+		}
+		ok, err := storage.Exists(fsys, path.Join(p, segment.DirFetch, "_SUCCESS"))
+		if err != nil {
+			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
+		}
+		if !ok {
+			return nil, fmt.Errorf("updatedb: segment %s has no published %s (was it fetched?)", s, segment.DirFetch)
+		}
+		if done, err := storage.Exists(fsys, path.Join(p, UpdatedMarker)); err != nil {
+			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
+		} else if done && !o.Remerge {
+			return nil, fmt.Errorf("updatedb: segment %s was already merged into the CrawlDB (it holds %s); merging it again would count its links twice", s, UpdatedMarker)
+		}
+		in := segmentInput{Fetch: storage.Join(s, segment.DirFetch)}
+		if parsed, err := storage.Exists(fsys, path.Join(p, segment.DirCrawlParse, "_SUCCESS")); err != nil {
+			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
+		} else if parsed {
+			in.Parse = storage.Join(s, segment.DirCrawlParse)
+		} else {
+			log.Info("segment not parsed: merging its fetch status only", "segment", s)
+		}
+		segs = append(segs, segDir{uri: s, fs: fsys, path: p})
+		inputs = append(inputs, in)
+	}
+
+	lock, err := env.lock(cp, jobUpdateDB)
+	if err != nil {
+		return nil, err
+	}
+	defer env.unlock(lock, &err)
+	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
+	if err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	newName := path.Base(crawldb.NewTempDir(cp.dbPath))
+	c := newConf()
+	c.set(confCurrent, storage.Join(cp.dbURI, crawldb.CurrentName))
+	c.setJSON(confSegments, inputs)
+	c.set(confOut, storage.Join(cp.dbURI, newName))
+	c.setInt(confNumReduce, int64(parts))
+	c.setBool(confAdditions, !o.NoAdditions)
+	c.setInt(confRetryMax, int64(o.RetryMax))
+	c.setInt(confMaxInlinks, int64(o.MaxInlinks))
+	c.setBool(confPurgeGone, o.PurgeGone)
+	c.setTime(confNow, o.Now)
+	c.setSchedule(o.Schedule)
+	if c.err != nil {
+		return nil, fmt.Errorf("updatedb: %w", c.err)
+	}
+	job, err := newUpdateDBJob(c.m)
+	if err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	jr, err := mapreduce.Run(ctx, env.runner(), job)
+	if err != nil {
+		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
+		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
+	}
+	marker, _ := json.Marshal(struct {
+		Time    time.Time `json:"time"`
+		CrawlDB string    `json:"crawldb"`
+	}{time.Now().UTC(), cp.dbURI})
+	for _, s := range segs {
+		if err := storage.WriteFileAtomic(s.fs, path.Join(s.path, UpdatedMarker), append(marker, '\n')); err != nil {
+			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (do not merge it again): %w", s.uri, err)
+		}
+	}
+
+	res = &UpdateResult{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), Segments: o.Segments,
+		Counters: jr.Counters, StatusCounts: map[string]int64{}}
+	for name, v := range jr.Counters.Snapshot()[jobUpdateDB] {
+		if s, ok := strings.CutPrefix(name, ctrStatusPrefix); ok {
+			res.StatusCounts[s] = v
+			res.Rows += v
+		}
+	}
+	res.Fetched = jr.Counters.Get(jobUpdateDB, ctrFetched)
+	res.Added = jr.Counters.Get(jobUpdateDB, ctrNewFromLinks)
+	res.Duration = time.Since(start)
+	log.Info("updatedb done", "segments", len(segs), "rows", res.Rows, "fetched", res.Fetched, "added", res.Added,
+		"duration", res.Duration.Round(time.Millisecond))
+	return res, nil
+}
+
+// newUpdateDBJob builds the updatedb engine job from its Conf.
+func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum], error) {
+	c := &conf{m: m}
+	current := c.str(confCurrent)
+	var segs []segmentInput
+	c.json(confSegments, &segs)
+	out := c.str(confOut)
+	parts := int(c.integer(confNumReduce))
+	now := c.time(confNow)
+	sched, cfg := c.schedule()
+	merger := &dbMerger{
+		sched:       sched,
+		now:         now,
+		retryMax:    int32(c.integer(confRetryMax)),
+		maxInterval: intervalSeconds(cfg.MaxInterval),
+		additions:   c.boolean(confAdditions),
+		maxInlinks:  int(c.integer(confMaxInlinks)),
+	}
+	purgeGone := c.boolean(confPurgeGone)
+	if c.err != nil {
+		return nil, c.err
+	}
+	if current == "" || out == "" || len(segs) == 0 {
+		return nil, errors.New("updatedb job: conf lacks the CrawlDB, the segments or the output")
+	}
+	inputs := []mapreduce.Input[dbValue]{
+		mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[dbValue]) error {
+			if purgeGone && d.Status == crawldb.StatusDBGone {
+				t.Count(ctrPurgedGone, 1)
+				return nil
+			}
+			emit(d.URL, dbValue{Kind: kindOld, Old: &d})
+			return nil
+		}, mapreduce.Optional(), mapreduce.RequireSuccess()),
+	}
+	for _, s := range segs {
+		inputs = append(inputs, mapreduce.From(s.Fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[dbValue]) error {
+			switch f.Status {
+			case crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry, crawldb.StatusFetchGone,
+				crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified:
+			default:
+				return fmt.Errorf("%s: %s has status %v, not a fetch status", s.Fetch, f.URL, f.Status)
+			}
+			emit(f.URL, dbValue{Kind: kindFetch, Fetch: &f})
+			if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
+				f.RedirectURL != "" && f.RedirectURL != f.URL {
+				t.Count(ctrRedirectLinks, 1)
+				emit(f.RedirectURL, dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{
+					URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
+			}
+			return nil
+		}, mapreduce.RequireSuccess()))
+		if s.Parse != "" {
+			inputs = append(inputs, mapreduce.From(s.Parse, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+				emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
+				return nil
+			}, mapreduce.RequireSuccess()))
+		}
+	}
+	states := sync.Pool{New: func() any { return new(mergeState) }}
+	return &mapreduce.Job[dbValue, crawldb.Datum]{
+		Name:   jobUpdateDB,
+		Conf:   m,
+		Inputs: inputs,
+		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[dbValue], out func(crawldb.Datum)) error {
+			st := states.Get().(*mergeState)
+			defer states.Put(st)
+			d, ok, err := merger.merge(url, values, st, t.Count)
+			if err != nil {
+				return err
+			}
+			if ok {
+				out(d)
+			}
+			return nil
+		},
+		NumReduce: parts,
+		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+	}, nil
+}

@@ -1,0 +1,292 @@
+package jobs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/segment"
+)
+
+var defaultSched = ScheduleOptions{Name: "default"}
+
+// fetchOf is the crawl_fetch row of fetching a fetch-list datum.
+func fetchOf(g segment.Generate, status crawldb.Status, at time.Time) segment.Fetch {
+	f := segment.Fetch{URL: g.URL, Status: status, FetchTime: at, Datum: g}
+	switch status {
+	case crawldb.StatusFetchSuccess:
+		f.HTTPStatus, f.ContentType = 200, "text/html"
+	case crawldb.StatusFetchNotModified:
+		f.HTTPStatus = 304
+	case crawldb.StatusFetchRetry:
+		f.HTTPStatus = 503
+	case crawldb.StatusFetchGone:
+		f.HTTPStatus = 404
+	case crawldb.StatusFetchRedirPerm:
+		f.HTTPStatus = 301
+	}
+	return f
+}
+
+func sigUpdate(url, sig string, at time.Time, words int32) segment.ParseUpdate {
+	return segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature, Signature: []byte(sig), FetchTime: at,
+		Features: crawldb.Features{Words: words, Outlinks: 2, Depth: 0, Bytes: 1000}}
+}
+
+func linkUpdate(from, to string, cash float32, at time.Time) segment.ParseUpdate {
+	return segment.ParseUpdate{URL: to, Status: crawldb.StatusLinked, FromURL: from, Anchor: "x", Score: cash, FetchTime: at}
+}
+
+// generateOne injects seeds and generates one segment with all of them.
+func generateOne(t *testing.T, env Env, now time.Time, seeds string) (*GenerateResult, map[string]segment.Generate) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "seeds.txt")
+	writeFile(t, p, seeds)
+	if _, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{p}, Now: now, Schedule: defaultSched}); err != nil {
+		t.Fatal(err)
+	}
+	gen, err := Generate(context.Background(), env, GenerateOptions{Now: now, Schedule: defaultSched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byURL := map[string]segment.Generate{}
+	for _, ds := range fetchList(t, gen.Segment) {
+		for _, d := range ds {
+			byURL[d.URL] = d
+		}
+	}
+	return gen, byURL
+}
+
+func TestUpdateDBEndToEnd(t *testing.T) {
+	env := testEnv(t)
+	now := genNow()
+	gen, fl := generateOne(t, env, now, "http://a.example/\nhttp://b.example/\tscore=2\nhttp://c.example/\nhttp://d.example/\n")
+	if len(fl) != 4 {
+		t.Fatalf("fetch list %v", fl)
+	}
+	ft := now.Add(time.Hour)
+	redir := fetchOf(fl["http://b.example/"], crawldb.StatusFetchRedirPerm, ft)
+	redir.RedirectURL = "http://b.example/new"
+	writeSegmentStage(t, gen.Segment, segment.DirFetch, []segment.Fetch{
+		fetchOf(fl["http://a.example/"], crawldb.StatusFetchSuccess, ft),
+		redir,
+		fetchOf(fl["http://c.example/"], crawldb.StatusFetchRetry, ft),
+		fetchOf(fl["http://d.example/"], crawldb.StatusFetchGone, ft),
+	})
+	cash := OPICLinkCash(1, 2)
+	writeSegmentStage(t, gen.Segment, segment.DirCrawlParse, []segment.ParseUpdate{
+		sigUpdate("http://a.example/", "sig-a", ft, 300),
+		linkUpdate("http://a.example/", "http://a.example/x", cash, ft),
+		linkUpdate("http://a.example/", "http://b.example/", cash, ft),
+	})
+	updNow := now.Add(2 * time.Hour)
+	res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: []string{gen.Segment}, Now: updNow, Schedule: defaultSched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := readDB(t, env)
+	if len(db) != 6 || res.Rows != 6 || res.Fetched != 4 || res.Added != 2 {
+		t.Fatalf("rows %d (result %d), fetched %d, added %d; want 6, 4, 2", len(db), res.Rows, res.Fetched, res.Added)
+	}
+	wantStatus := map[string]int64{"db_fetched": 1, "db_redir_perm": 1, "db_unfetched": 3, "db_gone": 1}
+	if !reflect.DeepEqual(res.StatusCounts, wantStatus) {
+		t.Errorf("status counts %v, want %v", res.StatusCounts, wantStatus)
+	}
+	type want struct {
+		status    crawldb.Status
+		score     float32
+		fetchTime time.Time
+		retries   int32
+		sig       string
+	}
+	def := time.Duration(30*day) * time.Second
+	for url, w := range map[string]want{
+		"http://a.example/":    {crawldb.StatusDBFetched, 1, ft.Add(def), 0, "sig-a"},
+		"http://b.example/":    {crawldb.StatusDBRedirPerm, 2 + cash, ft.Add(def), 0, ""},
+		"http://c.example/":    {crawldb.StatusDBUnfetched, 1, ft.Add(24 * time.Hour), 1, ""},
+		"http://d.example/":    {crawldb.StatusDBGone, 1, ft.Add(def * 3 / 2), 0, ""},
+		"http://a.example/x":   {crawldb.StatusDBUnfetched, cash, updNow, 0, ""},
+		"http://b.example/new": {crawldb.StatusDBUnfetched, 0, updNow, 0, ""}, // a redirect passes no cash
+	} {
+		d, ok := db[url]
+		if !ok {
+			t.Errorf("%s missing from the CrawlDB", url)
+			continue
+		}
+		if d.Status != w.status || d.Score != w.score || !d.FetchTime.Equal(w.fetchTime) || d.Retries != w.retries || string(d.Signature) != w.sig {
+			t.Errorf("%s: status %v score %v fetch %v retries %d sig %q\nwant %v %v %v %d %q", url,
+				d.Status, d.Score, d.FetchTime, d.Retries, d.Signature, w.status, w.score, w.fetchTime, w.retries, w.sig)
+		}
+		if !d.GenerateTime.IsZero() {
+			t.Errorf("%s keeps a generate time", url)
+		}
+	}
+	a := db["http://a.example/"]
+	if a.FetchCount != 1 || a.Features.Words != 300 || a.HTTPStatus != 200 || a.ContentType != "text/html" || !a.PrevFetchTime.Equal(ft) {
+		t.Errorf("a: %+v", a)
+	}
+	if x := db["http://a.example/x"]; x.Features.Inlinks != 1 || x.Host != "a.example" || x.ClusterID != -1 {
+		t.Errorf("a/x: %+v", x)
+	}
+	if !dirExists(filepath.Join(gen.Segment, UpdatedMarker)) {
+		t.Error("segment not marked as merged")
+	}
+	// Merging it again is refused.
+	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: []string{gen.Segment}}); err == nil || !strings.Contains(err.Error(), "already merged") {
+		t.Errorf("second merge of a segment: %v", err)
+	}
+}
+
+// writeManySegments writes a CrawlDB of two URLs and two segments that
+// both fetched u1 and link to u2 and to a new URL.
+func writeManySegments(t *testing.T, env Env, now time.Time) []string {
+	t.Helper()
+	u1, u2, n1 := "http://s.example/1", "http://s.example/2", "http://t.example/new"
+	d1 := mkDatum(u1, 1, now, crawldb.StatusDBFetched)
+	d1.Signature = []byte("v1")
+	d2 := mkDatum(u2, 0.5, now.Add(time.Hour), crawldb.StatusDBUnfetched)
+	writeDB(t, env, []crawldb.Datum{d1, d2}, 2)
+	t1, t2 := now.Add(time.Hour), now.Add(2*time.Hour)
+	s1 := filepath.Join(env.Crawl, "segments", "20260101000000")
+	s2 := filepath.Join(env.Crawl, "segments", "20260102000000")
+	writeSegmentStage(t, s1, segment.DirGenerate, []segment.Generate{d1})
+	writeSegmentStage(t, s1, segment.DirFetch, []segment.Fetch{fetchOf(d1, crawldb.StatusFetchSuccess, t1)})
+	writeSegmentStage(t, s1, segment.DirCrawlParse, []segment.ParseUpdate{
+		sigUpdate(u1, "v2", t1, 10), linkUpdate(u1, u2, 0.25, t1), linkUpdate(u1, n1, 0.1, t1)})
+	writeSegmentStage(t, s2, segment.DirGenerate, []segment.Generate{d1})
+	writeSegmentStage(t, s2, segment.DirFetch, []segment.Fetch{fetchOf(d1, crawldb.StatusFetchNotModified, t2)})
+	// s2 was not parsed: no crawl_parse. Links come from a third segment.
+	s3 := filepath.Join(env.Crawl, "segments", "20260103000000")
+	writeSegmentStage(t, s3, segment.DirFetch, []segment.Fetch{})
+	writeSegmentStage(t, s3, segment.DirCrawlParse, []segment.ParseUpdate{
+		linkUpdate("http://o.example/", u2, 0.5, t2), linkUpdate("http://o.example/", n1, 0.2, t2)})
+	return []string{s1, s2, s3}
+}
+
+func TestUpdateDBManySegments(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	var dbs []map[string]crawldb.Datum
+	for run := 0; run < 2; run++ {
+		env := testEnv(t)
+		env.Runner.Parallelism = 1 + run*3
+		env.DBParts = 1 + run*4
+		segs := writeManySegments(t, env, now)
+		res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Fetched != 1 || res.Added != 1 || res.Rows != 3 {
+			t.Errorf("fetched %d added %d rows %d", res.Fetched, res.Added, res.Rows)
+		}
+		for _, s := range segs {
+			if !dirExists(filepath.Join(s, UpdatedMarker)) {
+				t.Errorf("%s not marked", s)
+			}
+		}
+		dbs = append(dbs, readDB(t, env))
+	}
+	db := dbs[0]
+	// u1: the later fetch (a 304 in s2) wins.
+	u1 := db["http://s.example/1"]
+	if u1.Status != crawldb.StatusDBNotModified || string(u1.Signature) != "v1" || u1.FetchCount != 1 {
+		t.Errorf("u1: %+v", u1)
+	}
+	// u2 and the new URL gain the cash of both segments' links.
+	if u2 := db["http://s.example/2"]; u2.Score != 1.25 || u2.Features.Inlinks != 2 {
+		t.Errorf("u2: score %v inlinks %d, want 1.25 and 2", u2.Score, u2.Features.Inlinks)
+	}
+	if n := db["http://t.example/new"]; n.Score != float32(float64(float32(0.1))+float64(float32(0.2))) || n.Status != crawldb.StatusDBUnfetched {
+		t.Errorf("new URL: %+v", n)
+	}
+	if !reflect.DeepEqual(dbs[0], dbs[1]) {
+		t.Error("the same update with other parallelism and parts gave another CrawlDB")
+	}
+}
+
+func TestUpdateDBNoAdditionsAndPurge(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	env := testEnv(t)
+	segs := writeManySegments(t, env, now)
+	gone := mkDatum("http://g.example/", 1, now, crawldb.StatusDBGone)
+	rows := []crawldb.Datum{gone}
+	for _, d := range readDB(t, env) {
+		rows = append(rows, d)
+	}
+	os.RemoveAll(filepath.Join(env.Crawl, "crawldb"))
+	writeDB(t, env, rows, 1)
+	res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, NoAdditions: true, PurgeGone: true, Schedule: defaultSched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := readDB(t, env)
+	if _, ok := db["http://t.example/new"]; ok {
+		t.Error("NoAdditions added a URL")
+	}
+	if _, ok := db["http://g.example/"]; ok {
+		t.Error("PurgeGone kept a gone URL")
+	}
+	if len(db) != 2 || res.Counters.Get(jobUpdateDB, ctrAdditionsRefused) != 1 || res.Counters.Get(jobUpdateDB, ctrPurgedGone) != 1 {
+		t.Errorf("rows %d, counters %v", len(db), res.Counters.Snapshot()[jobUpdateDB])
+	}
+}
+
+func TestUpdateDBFailureKeepsCrawlDB(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	env := testEnv(t)
+	segs := writeManySegments(t, env, now)
+	before := readDB(t, env)
+	dbDir := filepath.Join(env.Crawl, "crawldb")
+	listDB := func() []string {
+		entries, _ := os.ReadDir(dbDir)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	namesBefore := listDB()
+
+	// A corrupt crawl_parse part.
+	bad := filepath.Join(segs[2], segment.DirCrawlParse, "part-r-00001.parquet")
+	writeFile(t, bad, "PAR1 this is not parquet PAR1")
+	_, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now})
+	if err == nil || !strings.Contains(err.Error(), "part-r-00001.parquet") {
+		t.Fatalf("corrupt input: err %v, want one naming the file", err)
+	}
+	os.Remove(bad)
+	// A segment that was not fetched.
+	unfetched := filepath.Join(env.Crawl, "segments", "20260104000000")
+	writeSegmentStage(t, unfetched, segment.DirGenerate, []segment.Generate{})
+	_, err = UpdateDB(context.Background(), env, UpdateOptions{Segments: append(segs, unfetched), Now: now})
+	if err == nil || !strings.Contains(err.Error(), "20260104000000") || !strings.Contains(err.Error(), segment.DirFetch) {
+		t.Errorf("unfetched segment: %v", err)
+	}
+	// Cancelled.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := UpdateDB(ctx, env, UpdateOptions{Segments: segs, Now: now}); err == nil {
+		t.Error("cancelled updatedb succeeded")
+	}
+
+	if after := readDB(t, env); !reflect.DeepEqual(after, before) {
+		t.Error("a failed updatedb changed the CrawlDB")
+	}
+	if names := listDB(); !reflect.DeepEqual(names, namesBefore) {
+		t.Errorf("a failed updatedb left %v in the CrawlDB directory (before: %v)", names, namesBefore)
+	}
+	for _, s := range segs {
+		if dirExists(filepath.Join(s, UpdatedMarker)) {
+			t.Errorf("%s marked by a failed updatedb", s)
+		}
+	}
+	// And a good run still works.
+	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+}
