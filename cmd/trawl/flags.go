@@ -32,6 +32,8 @@ func flagMappings() []flagMapping {
 		{flag: "count-mode", setting: config.GenerateCountMode},
 		{flag: "num-fetchers", setting: config.GenerateNumFetchers},
 		{flag: "no-additions", setting: config.UpdateAdditions, constant: "false"},
+		{flag: "purge-gone", setting: config.UpdatePurgeGone},
+		{flag: "schedule", setting: config.ScheduleName},
 	}
 }
 

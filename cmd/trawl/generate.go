@@ -34,7 +34,8 @@ Examples:
 			settingFlag("max-per-host"),
 			settingFlag("count-mode"),
 			settingFlag("num-fetchers"),
-			&cli.StringFlag{Name: "now", Usage: "generate as of `TIME` (RFC 3339, a date, or +Nd/+Nh from now)"},
+			settingFlag("schedule"),
+			nowFlagDef("generate considers now (what is due then)"),
 			forceFlag(),
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {

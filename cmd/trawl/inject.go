@@ -29,6 +29,8 @@ Examples:
 		Flags: []cli.Flag{
 			settingFlag("overwrite"),
 			settingFlag("update"),
+			settingFlag("schedule"),
+			nowFlagDef("new URLs are due from"),
 			forceFlag(),
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
@@ -38,6 +40,11 @@ Examples:
 			return s.inject(c)
 		}),
 	}
+}
+
+// nowFlagDef is --now of the commands that take a time.
+func nowFlagDef(what string) cli.Flag {
+	return &cli.StringFlag{Name: "now", Usage: "the time " + what + ": `TIME` as RFC 3339, a date, or +Nd/+Nh from the wall clock (default: now)"}
 }
 
 // forceFlag is --force of the commands that lock the CrawlDB.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 )
@@ -11,11 +10,7 @@ import (
 // streaming task entry) and are wired as those land.
 func notWired(cmd string) error { return fmt.Errorf("%s: not available in this build yet", cmd) }
 
-func (s *session) inject(c *cli.Context) error                  { return notWired("inject") }
-func (s *session) generate(c *cli.Context, now time.Time) error { return notWired("generate") }
-func (s *session) updatedb(c *cli.Context) error                { return notWired("updatedb") }
-func (s *session) readdbStats(c *cli.Context) error             { return notWired("readdb stats") }
-func (s *session) readdbDump(c *cli.Context) error              { return notWired("readdb dump") }
-func (s *session) readdbURL(c *cli.Context) error               { return notWired("readdb url") }
-func (s *session) readdbTop(c *cli.Context) error               { return notWired("readdb top") }
-func runTask(c *cli.Context, sio *stdio) error                  { return notWired("task") }
+func (s *session) readdbStats(c *cli.Context) error { return notWired("readdb stats") }
+func (s *session) readdbDump(c *cli.Context) error  { return notWired("readdb dump") }
+func (s *session) readdbURL(c *cli.Context) error   { return notWired("readdb url") }
+func (s *session) readdbTop(c *cli.Context) error   { return notWired("readdb top") }

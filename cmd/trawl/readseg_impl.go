@@ -12,13 +12,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
-
-// segmentUpdatedMarker is the file updatedb writes into a segment it merged.
-const segmentUpdatedMarker = "_updated"
 
 // stage reads one stage directory of a segment with its record type.
 type stage struct {
@@ -174,7 +172,7 @@ func (s *session) readsegList(c *cli.Context) error {
 			}
 			cols = append(cols, fmt.Sprint(n))
 		}
-		updated, err := storage.Exists(fsys, p+"/"+segmentUpdatedMarker)
+		updated, err := storage.Exists(fsys, p+"/"+jobs.UpdatedMarker)
 		if err != nil {
 			return fmt.Errorf("readseg list: %w", err)
 		}

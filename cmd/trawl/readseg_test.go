@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -55,7 +56,7 @@ func TestReadseg(t *testing.T) {
 	// A second segment, merged, with an empty fetch list.
 	seg2 := filepath.Join(crawl, "segments", "20261122103000")
 	writeParts[segment.Generate](t, filepath.Join(seg2, segment.DirGenerate), nil, 10)
-	writeTestFile(t, filepath.Join(seg2, segmentUpdatedMarker), "")
+	writeTestFile(t, filepath.Join(seg2, jobs.UpdatedMarker), "")
 
 	res := r.ok("--crawl", crawl, "readseg", "list")
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")

@@ -2,6 +2,10 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/mapreduce"
 )
 
 func taskCommand(sio *stdio) *cli.Command {
@@ -12,15 +16,38 @@ func taskCommand(sio *stdio) *cli.Command {
 		Description: `The entry Hadoop Streaming runs: reads the task's input on stdin, writes
 map output lines (or reduce side-effect Parquet files) and counters, with the
 job named by the trawl_job_name environment variable and rebuilt from
-trawl_job_conf.
+trawl_job_conf. engine.tempDir and engine.memory apply.
 
 Examples:
    hadoop jar hadoop-streaming.jar -mapper 'trawl task --phase map' -reducer 'trawl task --phase reduce' ...`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "phase", Usage: "`map|reduce`", Required: true},
 		},
-		Action: func(c *cli.Context) error {
-			return runTask(c, sio)
-		},
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			phase := c.String("phase")
+			if phase != "map" && phase != "reduce" {
+				return usageErrorf("task: --phase must be map or reduce, not %q", phase)
+			}
+			env := envMap(sio.env)
+			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.Registry(), phase,
+				func(k string) string { return env[k] }, sio.stdin, sio.stdout, sio.stderr,
+				mapreduce.WithStorage(s.resolver),
+				mapreduce.WithTempDir(s.cfg.String(config.EngineTempDir)),
+				mapreduce.WithMemoryBudget(s.cfg.Size(config.EngineMemory)),
+			))
+		}),
 	}
+}
+
+func envMap(env []string) map[string]string {
+	m := make(map[string]string, len(env))
+	for _, kv := range env {
+		for i := 0; i < len(kv); i++ {
+			if kv[i] == '=' {
+				m[kv[:i]] = kv[i+1:]
+				break
+			}
+		}
+	}
+	return m
 }

@@ -27,6 +27,10 @@ Examples:
    trawl updatedb --force 20261121103000          # after a crashed job left a stale lock`,
 		Flags: []cli.Flag{
 			settingFlag("no-additions"),
+			settingFlag("purge-gone"),
+			settingFlag("schedule"),
+			&cli.BoolFlag{Name: "remerge", Usage: "allow segments already merged (their links' OPIC cash then counts twice)"},
+			nowFlagDef("URLs new from links are due from"),
 			forceFlag(),
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
