@@ -49,6 +49,18 @@ const (
 	ctrStatusPrefix     = "status_"
 )
 
+// statusCounters are the counter names of the db statuses.
+var statusCounters = func() [256]string {
+	var names [256]string
+	for i := range names {
+		names[i] = ctrStatusPrefix + crawldb.Status(i).String()
+	}
+	return names
+}()
+
+// statusCounter is the counter of rows with status s.
+func statusCounter(s crawldb.Status) string { return statusCounters[s] }
+
 // dbMerger is Nutch's CrawlDbReducer: it merges one URL's CrawlDB row with
 // the fetches, links and signatures the segments hold for it.
 type dbMerger struct {
@@ -134,7 +146,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 			return res, false, nil
 		}
 		count(ctrUnchanged, 1)
-		count(ctrStatusPrefix+old.Status.String(), 1)
+		count(statusCounter(old.Status), 1)
 		return *old, true, nil
 	}
 
@@ -198,7 +210,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		res.Features.Inlinks = n
 	}
 	res.GenerateTime = time.Time{} // Nutch removes _ngt_
-	count(ctrStatusPrefix+res.Status.String(), 1)
+	count(statusCounter(res.Status), 1)
 	return res, true, nil
 }
 

@@ -156,6 +156,14 @@ func countParts(fsys storage.FS, dir string) (int, error) {
 
 func isNotExist(err error) bool { return err != nil && errors.Is(err, fs.ErrNotExist) }
 
+// parallelism is how many tasks the runner runs at once.
+func (e Env) parallelism() int {
+	if e.Runner != nil && e.Runner.Parallelism > 0 {
+		return e.Runner.Parallelism
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // dbParts decides how many parts a new CrawlDB is written in.
 func (e Env) dbParts(cp crawlPaths, current string) (int, error) {
 	if e.DBParts > 0 {
@@ -168,14 +176,7 @@ func (e Env) dbParts(cp crawlPaths, current string) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
-	p := 0
-	if e.Runner != nil {
-		p = e.Runner.Parallelism
-	}
-	if p <= 0 {
-		p = runtime.GOMAXPROCS(0)
-	}
-	return min(p, 16), nil
+	return min(e.parallelism(), 16), nil
 }
 
 // ScheduleOptions selects and configures the fetch schedule.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"path"
 	"strings"
 	"sync"
@@ -68,6 +69,10 @@ type GenerateOptions struct {
 	// RestrictStatus, if set, selects only URLs with this status
 	// (generate.restrict.status).
 	RestrictStatus crawldb.Status
+	// SelectReducers is the number of reduce tasks of the selection job
+	// when TopN is set (it is NumFetchers otherwise); 0 means the larger
+	// of NumFetchers and the runner's parallelism.
+	SelectReducers int
 }
 
 // GenerateResult reports a Generate run.
@@ -108,6 +113,7 @@ const (
 	ctrOverInterval = "over_max_interval"
 	ctrOtherStatus  = "status_not_selected"
 	ctrBadGenURL    = "malformed_url"
+	ctrDuplicateURL = "duplicate_url"
 	ctrPendingURLs  = "pending_urls"
 	ctrPendingHeld  = "held_by_pending_segment"
 	ctrOverHost     = "over_max_per_host"
@@ -120,6 +126,7 @@ const (
 	jobGenerateSelect = "generate-select"
 	jobGenerateTopN   = "generate-topn"
 	selectDir         = "_select"
+	ranksDir          = "_ranks"
 )
 
 // Generate selects the URLs due for fetching into a new segment's fetch
@@ -241,16 +248,26 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	}()
 
 	// Job 1: select the due candidates, apply the generate lock and the
-	// per-host limit, partition by host.
-	selectOut := res.FetchList
+	// per-host limit, partition by host. Without topN its output is the
+	// fetch list; with topN it goes to _select, in as many parts as can
+	// run at once, and the candidates' scores to _ranks for the cut-off;
+	// job 2 then keeps the topN and partitions them into the fetch list.
+	selectOut, ranksOut := res.FetchList, ""
+	reduces := o.NumFetchers
 	if o.TopN > 0 {
 		selectOut = storage.Join(segURI, selectDir)
+		ranksOut = storage.Join(segURI, ranksDir)
+		reduces = max(o.NumFetchers, o.SelectReducers)
+		if o.SelectReducers <= 0 {
+			reduces = max(o.NumFetchers, env.parallelism())
+		}
 	}
 	c := newConf()
 	c.set(confCurrent, storage.Join(cp.dbURI, crawldb.CurrentName))
 	c.setJSON(confPending, segmentFetchLists(cp.segURI, pending))
 	c.set(confOut, selectOut)
-	c.setInt(confNumReduce, int64(o.NumFetchers))
+	c.set(confRanks, ranksOut)
+	c.setInt(confNumReduce, int64(reduces))
 	c.setInt(confTopN, o.TopN)
 	c.setInt(confMaxPerHost, int64(o.MaxPerHost))
 	c.set(confCountMode, o.CountMode)
@@ -282,20 +299,26 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	selected, hosts := g(ctrSelected), g(ctrHosts)
 
 	if selected > 0 && o.TopN > 0 {
-		if selected <= o.TopN {
-			if err := cp.fs.Rename(path.Join(segPath, selectDir), path.Join(segPath, segment.DirGenerate)); err != nil {
+		selectPath := path.Join(segPath, selectDir)
+		if selected <= o.TopN && reduces == o.NumFetchers {
+			if err := cp.fs.Rename(selectPath, path.Join(segPath, segment.DirGenerate)); err != nil {
 				return nil, fmt.Errorf("generate: publish the fetch list: %w", err)
 			}
 		} else {
-			cut, err := topNCut(cp.fs, path.Join(segPath, selectDir), o.TopN)
-			if err != nil {
-				return nil, fmt.Errorf("generate: topN: %w", err)
+			cut := cutoff{key: math.MaxUint32, all: true} // everything
+			if selected > o.TopN {
+				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), selectPath, o.TopN); err != nil {
+					return nil, fmt.Errorf("generate: topN: %w", err)
+				}
 			}
 			c2 := newConf()
 			c2.set(confIn, selectOut)
 			c2.set(confOut, res.FetchList)
+			c2.setInt(confNumReduce, int64(o.NumFetchers))
+			c2.set(confCountMode, o.CountMode)
 			c2.setInt(confCutKey, int64(cut.key))
 			c2.set(confCutURL, cut.url)
+			c2.setBool(confCutAll, cut.all)
 			job2, err := newGenerateTopNJob(c2.m)
 			if err != nil {
 				return nil, fmt.Errorf("generate: %w", err)
@@ -307,9 +330,11 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 			res.Counters.Merge(jr2.Counters)
 			res.OverTopN += res.Counters.Get(jobGenerateTopN, ctrOverTopN)
 			selected = res.Counters.Get(jobGenerateTopN, ctrSelected)
-			hosts = -1 // not counted after the cut
-			if err := cp.fs.RemoveAll(path.Join(segPath, selectDir)); err != nil {
-				log.Warn("removing the candidates failed", "dir", selectOut, "err", err)
+			hosts = res.Counters.Get(jobGenerateTopN, ctrHosts)
+		}
+		for _, d := range []string{selectDir, ranksDir} {
+			if err := cp.fs.RemoveAll(path.Join(segPath, d)); err != nil {
+				log.Warn("removing the candidates failed", "dir", storage.Join(segURI, d), "err", err)
 			}
 		}
 	}
@@ -390,9 +415,11 @@ func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log inte
 			}
 			continue
 		}
-		if ok, _ := storage.Exists(cp.fs, path.Join(dir, selectDir)); ok {
-			if err := cp.fs.RemoveAll(path.Join(dir, selectDir)); err != nil {
-				return nil, fmt.Errorf("remove stale %s in segment %s: %w", selectDir, fi.Name(), err)
+		for _, stale := range []string{selectDir, ranksDir} {
+			if ok, _ := storage.Exists(cp.fs, path.Join(dir, stale)); ok {
+				if err := cp.fs.RemoveAll(path.Join(dir, stale)); err != nil {
+					return nil, fmt.Errorf("remove stale %s in segment %s: %w", stale, fi.Name(), err)
+				}
 			}
 		}
 		published, err := storage.Exists(cp.fs, path.Join(dir, segment.DirGenerate, "_SUCCESS"))
@@ -437,6 +464,8 @@ const (
 	confIn          = "in"
 	confCutKey      = "generate.cut.key"
 	confCutURL      = "generate.cut.url"
+	confCutAll      = "generate.cut.all"
+	confRanks       = "generate.ranks"
 )
 
 // urlHost is the projection of a fetch-list row that the pending input
@@ -468,6 +497,10 @@ type selState struct {
 	host  string
 	taken int64
 	held  map[string]struct{}
+	// best holds the score keys of the task's best topN outputs so far
+	// (worst on top): a candidate worse than all of them cannot be in the
+	// topN of all tasks.
+	best keyHeap
 }
 
 // newGenerateSelectJob builds generate's selection job from its Conf.
@@ -477,6 +510,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	var pending []string
 	c.json(confPending, &pending)
 	out := c.str(confOut)
+	ranks := c.str(confRanks)
 	parts := int(c.integer(confNumReduce))
 	topN := c.integer(confTopN)
 	maxPerHost := c.integer(confMaxPerHost)
@@ -560,7 +594,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	}
 	var states sync.Map // *mapreduce.Task -> *selState
 	reduce := func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
-		host, kind, url, err := parseSelectKey(key)
+		host, kind, rank, url, err := parseSelectKey(key)
 		if err != nil {
 			return err
 		}
@@ -578,33 +612,46 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 			st.held[url] = struct{}{}
 			return nil
 		}
+		// Decide from the key alone: the engine decodes a value only when
+		// it is read, so dropped candidates cost no decoding.
+		switch {
+		case hasKey(st.held, url):
+			t.Count(ctrPendingHeld, 1)
+			return nil
+		case limit > 0 && st.taken >= limit:
+			if maxPerHost > 0 && st.taken >= maxPerHost {
+				t.Count(ctrOverHost, 1)
+			} else {
+				t.Count(ctrOverTopN, 1)
+			}
+			return nil
+		case topN > 0 && !st.best.admit(rank, topN):
+			// This task already selected topN better candidates.
+			t.Count(ctrOverTopN, 1)
+			return nil
+		}
 		first := true
 		for d := range values {
 			if !first {
-				t.Count(ctrBadGenURL, 1) // the same URL twice in the CrawlDB
+				t.Count(ctrDuplicateURL, 1) // the same URL twice in the CrawlDB
 				continue
 			}
 			first = false
-			switch {
-			case hasKey(st.held, url):
-				t.Count(ctrPendingHeld, 1)
-			case limit > 0 && st.taken >= limit:
-				if maxPerHost > 0 && st.taken >= maxPerHost {
-					t.Count(ctrOverHost, 1)
-				} else {
-					t.Count(ctrOverTopN, 1)
-				}
-			default:
-				d.GenerateTime = genTime
-				out(d)
-				if st.taken == 0 {
-					t.Count(ctrHosts, 1)
-				}
-				st.taken++
-				t.Count(ctrSelected, 1)
+			d.GenerateTime = genTime
+			out(d)
+			if st.taken == 0 {
+				t.Count(ctrHosts, 1)
 			}
+			st.taken++
+			t.Count(ctrSelected, 1)
 		}
 		return nil
+	}
+	outputs := []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)}
+	if ranks != "" {
+		outputs = append(outputs, mapreduce.WriteRouted(ranks, func(d crawldb.Datum) (scoreOnly, bool) {
+			return scoreOnly{Score: d.Score}, true
+		}))
 	}
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
 		Name:      jobGenerateSelect,
@@ -613,7 +660,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 		Reduce:    reduce,
 		Partition: selectPartitioner(mapreduce.HashPartitioner),
 		NumReduce: parts,
-		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+		Outputs:   outputs,
 	}, nil
 }
 
@@ -623,13 +670,21 @@ func hasKey(m map[string]struct{}, k string) bool {
 }
 
 // cutoff is the last (worst) candidate of the topN: a candidate is in the
-// topN if its score key is lower, or equal with a URL not after url.
+// topN if its score key is lower, or equal with a URL not after url (all:
+// every candidate with an equal key).
 type cutoff struct {
 	key uint32
 	url string
+	all bool
 }
 
-// scoreOnly is the projection the topN cut reads.
+// in reports whether a candidate is within the cut-off.
+func (c cutoff) in(key uint32, url string) bool {
+	return key < c.key || (key == c.key && (c.all || url <= c.url))
+}
+
+// scoreOnly is the rank of a selected candidate, written beside the
+// candidates for the topN cut-off.
 type scoreOnly struct {
 	Score float32 `parquet:"score"`
 }
@@ -647,6 +702,23 @@ func (h keyHeap) Less(i, j int) bool { return h[i] > h[j] }
 func (h keyHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *keyHeap) Push(x any)        { *h = append(*h, x.(uint32)) }
 func (h *keyHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
+
+// admit keeps the n best keys offered: it reports false, keeping nothing,
+// when k is worse than n kept keys (ties are admitted).
+func (h *keyHeap) admit(k uint32, n int64) bool {
+	if int64(len(*h)) < n {
+		heap.Push(h, k)
+		return true
+	}
+	if k > (*h)[0] {
+		return false
+	}
+	if k < (*h)[0] {
+		(*h)[0] = k
+		heap.Fix(h, 0)
+	}
+	return true
+}
 
 // urlHeap is a max-heap of URLs.
 type urlHeap []string
@@ -673,9 +745,8 @@ func partFiles(fsys storage.FS, dir string) ([]string, error) {
 	return out, nil
 }
 
-// readColumn calls f for every row of the part files of dir, reading only
-// T's columns.
-func readColumn[T any](fsys storage.FS, dir string, f func(T)) error {
+// readRows calls f for every row of the part files of dir.
+func readRows[T any](fsys storage.FS, dir string, f func(T)) error {
 	files, err := partFiles(fsys, dir)
 	if err != nil {
 		return err
@@ -703,37 +774,41 @@ func readColumn[T any](fsys storage.FS, dir string, f func(T)) error {
 	return nil
 }
 
-// topNCut finds the n-th best candidate in the part files of dir (which
-// hold more than n rows): a first pass over the score column keeps the n
-// best score keys; a second pass over the URLs tied at the n-th key keeps
-// the smallest of those that fit.
-func topNCut(fsys storage.FS, dir string, n int64) (cutoff, error) {
+// topNCut finds the n-th best of the candidates, whose scores are in
+// ranksDir (more than n of them) and rows in candDir: a pass over the
+// scores keeps the n best score keys (memory: n keys); a second pass counts
+// the candidates tied at the n-th key; only if not all of them fit, a pass
+// over the candidates' URLs keeps the smallest tied URLs that fit.
+func topNCut(fsys storage.FS, ranksDir, candDir string, n int64) (cutoff, error) {
 	h := make(keyHeap, 0, min(n, 1<<20))
-	err := readColumn(fsys, dir, func(r scoreOnly) {
-		k := scoreKey(r.Score)
-		if int64(len(h)) < n {
-			heap.Push(&h, k)
-		} else if k < h[0] {
-			h[0] = k
-			heap.Fix(&h, 0)
-		}
-	})
+	err := readRows(fsys, ranksDir, func(r scoreOnly) { h.admit(scoreKey(r.Score), n) })
 	if err != nil {
 		return cutoff{}, err
 	}
 	if int64(len(h)) < n {
-		return cutoff{}, fmt.Errorf("%s holds %d candidates, fewer than %d", dir, len(h), n)
+		return cutoff{}, fmt.Errorf("%s holds %d candidates, not more than %d", ranksDir, len(h), n)
 	}
 	cut := cutoff{key: h[0]}
-	better := int64(0)
+	var better, tied int64
 	for _, k := range h {
 		if k < cut.key {
 			better++
 		}
 	}
-	need := n - better // how many of the tied URLs fit
+	need := n - better // how many of the tied candidates fit
+	if err := readRows(fsys, ranksDir, func(r scoreOnly) {
+		if scoreKey(r.Score) == cut.key {
+			tied++
+		}
+	}); err != nil {
+		return cutoff{}, err
+	}
+	if tied <= need {
+		cut.all = true
+		return cut, nil
+	}
 	ties := make(urlHeap, 0, min(need, 1<<16))
-	err = readColumn(fsys, dir, func(r scoreURL) {
+	err = readRows(fsys, candDir, func(r scoreURL) {
 		if scoreKey(r.Score) != cut.key {
 			return
 		}
@@ -748,41 +823,59 @@ func topNCut(fsys storage.FS, dir string, n int64) (cutoff, error) {
 		return cutoff{}, err
 	}
 	if len(ties) == 0 {
-		return cutoff{}, fmt.Errorf("%s changed while it was read", dir)
+		return cutoff{}, fmt.Errorf("%s changed while it was read", candDir)
 	}
 	cut.url = ties[0]
 	return cut, nil
 }
 
-// newGenerateTopNJob builds the map-only job that keeps the topN of the
-// selected candidates, part file for part file (so the partitioning by
-// host is kept).
+// newGenerateTopNJob builds generate's second job: it keeps the selected
+// candidates within the topN cut-off and partitions them by host into the
+// fetch list, each host's URLs together and best first.
 func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, crawldb.Datum], error) {
 	c := &conf{m: m}
 	in, out := c.str(confIn), c.str(confOut)
-	cut := cutoff{key: uint32(c.integer(confCutKey)), url: c.str(confCutURL)}
+	parts := int(c.integer(confNumReduce))
+	byDomain := c.str(confCountMode) == CountDomain
+	cut := cutoff{key: uint32(c.integer(confCutKey)), url: c.str(confCutURL), all: c.boolean(confCutAll)}
 	if c.err != nil {
 		return nil, c.err
 	}
 	if in == "" || out == "" {
 		return nil, errors.New("generate-topn job: conf lacks the input or the output")
 	}
+	var states sync.Map // *mapreduce.Task -> *string (the current host)
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
-		Name:    jobGenerateTopN,
-		Conf:    m,
-		MapOnly: true,
+		Name: jobGenerateTopN,
+		Conf: m,
 		Inputs: []mapreduce.Input[crawldb.Datum]{
 			mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
-				k := scoreKey(d.Score)
-				if k < cut.key || (k == cut.key && d.URL <= cut.url) {
-					t.Count(ctrSelected, 1)
-					emit(d.Host, d)
-				} else {
+				if !cut.in(scoreKey(d.Score), d.URL) {
 					t.Count(ctrOverTopN, 1)
+					return nil
 				}
+				emit(candidateKey(countKey(d.URL, d.Host, byDomain), d.Score, d.URL), d)
 				return nil
-			}, mapreduce.WholeFiles(), mapreduce.RequireSuccess()),
+			}, mapreduce.RequireSuccess()),
 		},
-		Outputs: []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
+			host, _, _, _, err := parseSelectKey(key)
+			if err != nil {
+				return err
+			}
+			v, _ := states.LoadOrStore(t, new(string))
+			if cur := v.(*string); *cur != host {
+				*cur = host
+				t.Count(ctrHosts, 1)
+			}
+			for d := range values {
+				t.Count(ctrSelected, 1)
+				out(d)
+			}
+			return nil
+		},
+		Partition: selectPartitioner(mapreduce.HashPartitioner),
+		NumReduce: parts,
+		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
 	}, nil
 }

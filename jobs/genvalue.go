@@ -64,23 +64,24 @@ func pendingKey(host, url string) string {
 	return host + "\x00\x00" + url
 }
 
-// parseSelectKey splits a selection key.
-func parseSelectKey(key string) (host string, kind byte, url string, err error) {
+// parseSelectKey splits a selection key; rank is the score key of a
+// candidate (0 for a pending URL).
+func parseSelectKey(key string) (host string, kind byte, rank uint32, url string, err error) {
 	i := strings.IndexByte(key, 0)
 	if i < 0 || i+1 >= len(key) {
-		return "", 0, "", errors.New("generate: malformed selection key")
+		return "", 0, 0, "", errors.New("generate: malformed selection key")
 	}
 	host, kind, rest := key[:i], key[i+1], key[i+2:]
 	switch kind {
 	case selPending:
-		return host, kind, rest, nil
+		return host, kind, 0, rest, nil
 	case selCandidate:
 		if len(rest) < 4 {
-			return "", 0, "", errors.New("generate: malformed candidate key")
+			return "", 0, 0, "", errors.New("generate: malformed candidate key")
 		}
-		return host, kind, rest[4:], nil
+		return host, kind, binary.BigEndian.Uint32([]byte(rest[:4])), rest[4:], nil
 	}
-	return "", 0, "", errors.New("generate: selection key of unknown kind")
+	return "", 0, 0, "", errors.New("generate: selection key of unknown kind")
 }
 
 // selectPartitioner partitions selection keys by their host part (FNV-1a of

@@ -71,9 +71,9 @@ func TestSelectKeyOrder(t *testing.T) {
 			k = candidateKey(e.host, e.score, e.url)
 		}
 		keys = append(keys, k)
-		h, kind, u, err := parseSelectKey(k)
-		if err != nil || h != e.host || u != e.url || (kind == selPending) != e.pending {
-			t.Fatalf("parseSelectKey(%q) = %q %d %q %v; want %+v", k, h, kind, u, err, e)
+		h, kind, rank, u, err := parseSelectKey(k)
+		if err != nil || h != e.host || u != e.url || (kind == selPending) != e.pending || (!e.pending && rank != scoreKey(e.score)) {
+			t.Fatalf("parseSelectKey(%q) = %q %d %d %q %v; want %+v", k, h, kind, rank, u, err, e)
 		}
 		if p := selectPartitioner(mapreduce.HashPartitioner)(k, 7); p != mapreduce.HashPartitioner(e.host, 7) {
 			t.Fatalf("key of host %s in partition %d, the host's is %d", e.host, p, mapreduce.HashPartitioner(e.host, 7))
@@ -91,7 +91,7 @@ func TestSelectKeyOrder(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "host", "host\x00", "host\x00\x01ab", "host\x00\x07x"} {
-		if _, _, _, err := parseSelectKey(bad); err == nil {
+		if _, _, _, _, err := parseSelectKey(bad); err == nil {
 			t.Errorf("parseSelectKey(%q) accepted a bad key", bad)
 		}
 	}

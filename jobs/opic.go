@@ -98,6 +98,9 @@ func (h *inlinkHeap) add(from string, cash float32) {
 // sorted returns the kept inlinks, most valuable first (Nutch's linkList
 // order: the first is the "latest" link a new URL is initialized from).
 func (h *inlinkHeap) sorted() []inlink {
+	if len(h.items) == 0 {
+		return nil
+	}
 	out := append([]inlink(nil), h.items...)
 	sort.Slice(out, func(i, j int) bool { return inlinkLess(out[j], out[i]) })
 	return out
@@ -115,6 +118,9 @@ func sumCash(links []inlink) float64 {
 
 // distinctFrom counts the distinct linking pages among links.
 func distinctFrom(links []inlink) int {
+	if len(links) < 2 {
+		return len(links)
+	}
 	seen := make(map[string]struct{}, len(links))
 	for _, l := range links {
 		seen[l.from] = struct{}{}

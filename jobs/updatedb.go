@@ -310,6 +310,7 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		}, mapreduce.RequireSuccess()))
 		if s.Parse != "" {
 			inputs = append(inputs, mapreduce.From(s.Parse, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+				p.Anchor = "" // not used here: keep the shuffle small
 				emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
 				return nil
 			}, mapreduce.RequireSuccess()))
