@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -255,3 +256,5 @@ func (s *session) updatedb(c *cli.Context) error {
 	})
 	return jobError(err)
 }
+
+func defaultParallelism() int { return runtime.GOMAXPROCS(0) }
