@@ -101,6 +101,10 @@ func (r *Reader) rows(ctx context.Context, i, start, end int) iter.Seq2[Datum, e
 			return
 		}
 		name := r.parts[i]
+		if err := ctx.Err(); err != nil {
+			yield(Datum{}, fmt.Errorf("crawldb: reading %s: %w", name, err))
+			return
+		}
 		f, err := r.fsys.Open(name)
 		if err != nil {
 			yield(Datum{}, fmt.Errorf("crawldb: %w", err))

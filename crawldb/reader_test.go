@@ -102,7 +102,7 @@ func TestReaderGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for i := 0; i < len(want); i += 7 {
+	for i := 0; i < len(want); i += 23 {
 		d, ok, err := r.Get(ctx, want[i].URL)
 		if err != nil || !ok {
 			t.Fatalf("Get(%s): %v %v", want[i].URL, ok, err)
