@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,6 +44,22 @@ type Env struct {
 	// KeepOldDB keeps the previous CrawlDB as crawldb/old after an update
 	// (Nutch's db.preserve.backup).
 	KeepOldDB bool
+	// Execute, if set, runs the drivers' engine jobs instead of Runner
+	// (e.g. as Hadoop Streaming jobs of the trawl binary).
+	Execute Executor
+}
+
+// Executor runs one engine job of a driver. name and conf are the job's
+// Name and Conf: Registry()[name](conf) rebuilds the same job, which is
+// how a Hadoop Streaming submission runs it.
+type Executor func(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error)
+
+// execute runs a driver's engine job.
+func (e Env) execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
+	if e.Execute != nil {
+		return e.Execute(ctx, name, conf, job)
+	}
+	return e.runner().RunJob(ctx, job)
 }
 
 func (e Env) log() *slog.Logger {

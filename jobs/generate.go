@@ -288,7 +288,7 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
-	jr, err := mapreduce.Run(ctx, env.runner(), job)
+	jr, err := env.execute(ctx, job.Name, job.Conf, job)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
@@ -323,7 +323,7 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 			if err != nil {
 				return nil, fmt.Errorf("generate: %w", err)
 			}
-			jr2, err := mapreduce.Run(ctx, env.runner(), job2)
+			jr2, err := env.execute(ctx, job2.Name, job2.Conf, job2)
 			if err != nil {
 				return nil, fmt.Errorf("generate: %w", err)
 			}

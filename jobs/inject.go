@@ -231,7 +231,7 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
-	jr, err := mapreduce.Run(ctx, env.runner(), job)
+	jr, err := env.execute(ctx, job.Name, job.Conf, job)
 	if err != nil {
 		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 		return nil, fmt.Errorf("inject: %w", err)

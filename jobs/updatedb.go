@@ -222,7 +222,7 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	if err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
-	jr, err := mapreduce.Run(ctx, env.runner(), job)
+	jr, err := env.execute(ctx, job.Name, job.Conf, job)
 	if err != nil {
 		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 		return nil, fmt.Errorf("updatedb: %w", err)
