@@ -1,0 +1,130 @@
+// Package simweb generates a deterministic synthetic web with ground truth,
+// and serves it on loopback over HTTP and DNS, for trawl's tests,
+// benchmarks and revisit evaluation.
+//
+// # Generation
+//
+// New(cfg) is pure: the same Config gives the same web on any machine
+// (all randomness is counter-based hashing of the seed, see rng.go). A web
+// has cfg.Hosts regular hosts h0001.sim.test, ... whose sizes are
+// lognormal (σ = 1.4, no host above 15% of the pages), four hostile hosts
+// (blackhole, trickle, slowheaders, reset .sim.test) and a few hosts that
+// do not resolve (gone-001.sim.test, ...). A host is a home page, a random
+// recursive tree of directory pages (5-11% of its pages) and leaves hung
+// under directories by preferential attachment (at most 150 per
+// directory); 3% of the leaves are PDF documents. Links: home and parent
+// navigation, directory listings, then random links — a share
+// cfg.SameHostLinks (85%) on the same host, targets drawn from a Zipf law
+// over a popularity order of the host's pages (home first), cross-host
+// targets from a Zipf law over hosts (bigger hosts more popular) and then
+// the home page (40%) or a Zipf-drawn page — so in-degree is heavy-tailed.
+// About 2% of random links go to redirects, 1.5% to 404 URLs, 0.3% to
+// unresolvable hosts. Page quality is PageRank (damping 0.85, dangling
+// rank spread uniformly, power iteration to an L1 change below 1e-8).
+//
+// Features per page (words, outlinks, inlinks, images, URL depth, bytes)
+// are drawn per kind and genre: lognormal words (median 80 for directory
+// pages, 200 for home pages, 300-500 for leaves by genre, 1200 for PDFs),
+// lognormal random outlinks (median 8-18 for leaves by genre), Poisson
+// images correlated with words.
+//
+// # Change rates
+//
+// Every content page changes as a Poisson process (see change.go); its rate
+// comes from a mixture of six classes with medians 12/day (hourly), 1.5/day
+// (daily), 1/6.7 days (weekly), 1/30 days (monthly), 1/365 days (yearly),
+// and never (static), log10-normal within a class (σ = 0.3 decades). The
+// class probabilities depend on the host's genre and the page's kind
+// (classMix in rates.go); a Gaussian copula ties the class to the page's
+// feature draws (correlation 0.5 with a score of words and outlinks) and
+// to a per-host effect (0.3), so bigger, link-rich pages change more often
+// while the table's proportions hold exactly. Within one kind, rates span
+// several orders of magnitude; features predict a rate only loosely.
+//
+// The mix is set to reproduce, page-weighted over the genre shares (news
+// 10%, commerce 45%, org 20%, edu/gov 25%), these published findings:
+//
+//   - Cho and Garcia-Molina, "The Evolution of the Web and Implications for
+//     an Incremental Crawler", VLDB 2000 (720,000 pages of 270 sites
+//     crawled daily for four months): about 23% of pages change every day
+//     (that figure is for .com pages in the summary by Fetterly et al.),
+//     about 40% within a week, while .edu and .gov pages are very static,
+//     most not changing at all in the four months. Here: 22-24% of content
+//     pages have rate >= 1/day, 38-40% >= 1/week; over 120 days about a
+//     third of all pages, and 50-57% of edu/gov pages, are expected not to
+//     change. Some recollections of the paper put the edu/gov figure above
+//     70%; the figure used here is the more conservative "more than half".
+//   - Fetterly, Manasse, Najork and Wiener, "A Large-Scale Study of the
+//     Evolution of Web Pages", WWW 2003 (151 million pages, weekly for 11
+//     weeks): change frequency depends strongly on the top-level domain,
+//     and larger pages change more often and more extensively than smaller
+//     ones. Here: the genre sets the class table; the copula makes pages
+//     with more words and links faster.
+//   - Brewington and Cybenko, "How Dynamic is the Web?", WWW9 2000: the
+//     time between changes of a page is well modelled as exponential (a
+//     Poisson process per page), with rates spread widely across pages.
+//     Here: exactly that process, with a broad multimodal rate
+//     distribution.
+//   - Ntoulas, Cho and Olston, "What's New on the Web?", WWW 2004: of the
+//     pages that persist, about half do not change in a year. Here: 17% of
+//     pages never change and about 15% more change less than once a year.
+//
+// # Content
+//
+// The body of a page at simulated time t is a pure function of (seed,
+// page, number of change events up to t) and of the addressing (which
+// only spells hosts in links): real markup (title, h1/h2, paragraphs,
+// images, lists of links with anchor texts from the target's title);
+// absolute, protocol-relative, root-relative and ../ relative links; <base
+// href> on 4% of pages; meta robots noindex and/or nofollow on 4.5%;
+// windows-1252 and Shift_JIS pages on Latin and Japanese hosts, the charset
+// in the Content-Type header, in a <meta>, or both. A change rewrites
+// paragraph 0 and those paragraphs whose period divides the version.
+// Responses carry Last-Modified (the last change) and ETag per host
+// policy, and conditional requests get 304.
+//
+// # Serving
+//
+// (*Web).Serve listens on loopback only: one HTTP listener for all hosts
+// by Host header (and, with IPPerHost, one per host on its own 127.0.x.y
+// and the same port: URLs then name hosts by address so that tools with no
+// DNS hook can crawl), and a DNS server (github.com/miekg/dns, UDP and TCP)
+// answering A records for the hosts, NXDOMAIN for other names. Per-host
+// behaviour: latency (lognormal, median 15 ms, scaled by
+// ServeOptions.Latency), keep-alive requests per connection (the server
+// sends Connection: close and closes after the N-th), HTTP/1.0 hosts
+// (HTTP/1.0 status line, close after every response, half without
+// Content-Length), slow hosts, hosts that are down (503), flaky hosts (503
+// outage days, 5% connection resets), hosts with pages that answer 500,
+// robots.txt (404, allow-all, disallowed directories with Allow
+// exceptions, Disallow: /, a 301 to the real file, Crawl-delay on small
+// hosts, a BadBot group), 404s, 301/302 redirects (some with relative
+// Location), a redirect loop, a 12-hop redirect chain, a calendar spider
+// trap, a 5 MiB page, a gzip bomb (3 MiB that inflate to 3 GiB, precomputed
+// and streamed), PDF documents and PNG images. The hostile hosts accept
+// and never answer, trickle the body at 1 byte/s, trickle the whole
+// response (status line included) at 1 byte/s, or reset every connection.
+//
+// # Simulated clock
+//
+// Content depends on simulated time, not on the wall clock. The server's
+// clock starts at ServeOptions.Start (default the epoch) and stands still
+// (ServeOptions.Speed = 0) until the crawl moves it: with Server.SetClock
+// in process, or across processes with the control endpoint on the main
+// listener, POST http://127.0.0.1:PORT/_simweb/clock?t=RFC3339 (or
+// ?advance=7d), Host simweb.control or any IP literal. A crawl driver sets
+// it to the same instant it passes to `generate --now`. ServeOptions.Clock
+// replaces it with any function.
+//
+// # Truth and logs
+//
+// WriteTruth / WriteTruthAddressed write one Parquet row per URL
+// (TruthPage: URL, host, kind, status, redirect target, true change rate
+// and class, features, PageRank, robots-allowed, meta robots, charset);
+// WriteHostTruth one per host. The access log (Server.AccessLog) records
+// every request with real and simulated times, host, path, status,
+// connection id and request number on the connection; it keeps the latest
+// AccessLogLimit entries in memory and can stream JSON lines; Stats
+// summarizes it per host for politeness checks. Server.DNSLog records DNS
+// queries.
+package simweb

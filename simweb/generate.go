@@ -1,0 +1,756 @@
+package simweb
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sizes and probabilities of the generated web.
+const (
+	hostSizeSigma   = 1.4  // lognormal spread of pages per host
+	hostMaxShare    = 0.15 // no host holds more of the pages
+	dirFracMin      = 0.05 // directories per content page, at least ...
+	dirFracSpan     = 0.06 // ... plus up to this much
+	docFrac         = 0.03 // leaves that are PDF documents
+	maxChildren     = 150  // links a directory lists at most
+	pageZipfS       = 1.0  // Zipf exponent of link targets within a host
+	hostZipfS       = 1.0  // Zipf exponent of the target host of a cross-host link
+	pMissingLink    = 0.015
+	pRedirectLink   = 0.02
+	pDeadHostLink   = 0.003
+	pHostileLink    = 0.002
+	crossHomeShare  = 0.4 // cross-host links that point at the home page
+	chainLength     = 12  // hops of the redirect chain (more than Go's 10)
+	maxRandomLinks  = 250
+	maxWords        = 20000
+	hostileHosts    = 4
+	latencyMedian   = 15 * time.Millisecond
+	latencyCap      = 250 * time.Millisecond
+	slowLatencyMin  = 1500 * time.Millisecond
+	slowLatencySpan = 1500 * time.Millisecond
+)
+
+// Fractions of regular hosts per role (each at least one host once there
+// are 8 hosts, when the role's hazard is on).
+var roleShares = []struct {
+	role   Role
+	share  float64
+	hazard Hazard // 0: always
+}{
+	{RoleHTTP10, 0.05, 0},
+	{RoleSlow, 0.03, HazardSlowHosts},
+	{RoleDown, 0.02, HazardFailingHosts},
+	{RoleFlaky, 0.03, HazardFailingHosts},
+	{RoleBroken, 0.02, HazardFailingHosts},
+}
+
+// hostileNames are the hostile hosts, in the order of specialPages.hostile.
+var hostileNames = [hostileHosts]struct {
+	name   string
+	role   Role
+	status int16
+}{
+	{"blackhole", RoleBlackhole, 0},
+	{"trickle", RoleTrickle, 200},
+	{"slowheaders", RoleSlowHeaders, 200},
+	{"reset", RoleReset, 0},
+}
+
+// generator holds the scratch state of New.
+type generator struct {
+	w        *Web
+	zw, zo   []float32   // feature draws of content pages (standard normal)
+	children [][]int32   // per page: directory children, in order
+	extra    [][]int32   // per host: extra links of the home page (hazards)
+	missing  [][]int32   // per host: 404 targets
+	aliases  [][]int32   // per host: redirects
+	hostPop  []int32     // regular hosts by popularity
+	topDirs  [][]string  // per host: top-level directories
+	leafPath [][]string  // per host: some leaf paths
+	protect  [][]string  // per host: hazard paths robots must allow
+	dead     []int32     // home pages of unresolvable hosts
+	hostile  []int32     // home pages of hostile hosts
+}
+
+// New generates the web cfg describes. It is deterministic: the same
+// Config gives the same web, byte for byte, on any machine.
+func New(cfg Config) (*Web, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Web{cfg: cfg, epochSec: cfg.Epoch.Unix(), byName: make(map[string]int32)}
+	w.vocab = newVocabulary(cfg.Seed)
+	g := &generator{w: w}
+	estimate := cfg.Pages + cfg.Pages/16 + 64
+	w.pages = make([]page, 0, estimate)
+	g.zw, g.zo = make([]float32, 0, estimate), make([]float32, 0, estimate)
+	g.children = make([][]int32, 0, estimate)
+	g.makeHosts()
+	g.makeContent()
+	g.makeSpecials()
+	g.makeLinks()
+	g.makeRates()
+	w.pageRank()
+	g.makeRobots()
+	return w, nil
+}
+
+// hostSizes spreads pages over hosts: lognormal weights, capped, each host
+// at least one page, apportioned by largest remainder.
+func hostSizes(seed uint64, hosts, pages int) []int {
+	wts := make([]float64, hosts)
+	sum := 0.0
+	for i := range wts {
+		r := newRNG(seed, sHostSize, uint64(i), 0)
+		wts[i] = math.Exp(hostSizeSigma * r.normal())
+		sum += wts[i]
+	}
+	for i := range wts {
+		wts[i] = min(wts[i], hostMaxShare*sum)
+	}
+	sum = 0
+	for _, x := range wts {
+		sum += x
+	}
+	extra := pages - hosts
+	sizes := make([]int, hosts)
+	type rem struct {
+		i int
+		f float64
+	}
+	rems := make([]rem, hosts)
+	given := 0
+	for i, x := range wts {
+		q := float64(extra) * x / sum
+		sizes[i] = 1 + int(q)
+		given += int(q)
+		rems[i] = rem{i, q - math.Floor(q)}
+	}
+	slices.SortStableFunc(rems, func(a, b rem) int {
+		switch {
+		case a.f > b.f:
+			return -1
+		case a.f < b.f:
+			return 1
+		}
+		return a.i - b.i
+	})
+	for k := 0; given < extra; k++ {
+		sizes[rems[k%hosts].i]++
+		given++
+	}
+	return sizes
+}
+
+// permutation returns 0..n-1 ordered by hash(seed, stream, i).
+func permutation(seed, stream uint64, n int) []int32 {
+	p := make([]int32, n)
+	keys := make([]uint64, n)
+	for i := range p {
+		p[i] = int32(i)
+		keys[i] = hash3(seed, stream, uint64(i), 0)
+	}
+	slices.SortFunc(p, func(a, b int32) int {
+		switch {
+		case keys[a] < keys[b]:
+			return -1
+		case keys[a] > keys[b]:
+			return 1
+		}
+		return 0
+	})
+	return p
+}
+
+func (g *generator) makeHosts() {
+	w := g.w
+	cfg := w.cfg
+	sizes := hostSizes(cfg.Seed, cfg.Hosts, cfg.Pages)
+	w.regular = cfg.Hosts
+	ndead := max(1, cfg.Hosts/50)
+	w.hosts = make([]host, cfg.Hosts+hostileHosts+ndead)
+
+	// Genres: hosts in random order take the genre furthest below its
+	// page share, so that page-weighted shares track genreShare.
+	var assigned [numGenres]float64
+	total := 0.0
+	for _, hi := range permutation(cfg.Seed, sGenre, cfg.Hosts) {
+		n := float64(sizes[hi])
+		best, bestDef := GenreCommerce, math.Inf(-1)
+		for gi := range numGenres {
+			def := genreShare[gi]*(total+n) - assigned[gi]
+			if def > bestDef {
+				best, bestDef = gi, def
+			}
+		}
+		w.hosts[hi].genre = best
+		assigned[best] += n
+		total += n
+	}
+
+	// Roles, from disjoint segments of a random order.
+	order := permutation(cfg.Seed, sHostRole, cfg.Hosts)
+	next := 0
+	for _, rs := range roleShares {
+		if rs.hazard != 0 && cfg.Hazards&rs.hazard == 0 {
+			continue
+		}
+		n := int(math.Round(rs.share * float64(cfg.Hosts)))
+		if n == 0 && cfg.Hosts >= 8 {
+			n = 1
+		}
+		for ; n > 0 && next < len(order); n-- {
+			w.hosts[order[next]].role = rs.role
+			next++
+		}
+	}
+
+	for i := range cfg.Hosts {
+		h := &w.hosts[i]
+		h.name = hostName(i, cfg.Hosts)
+		h.content = int32(sizes[i])
+		r := newRNG(cfg.Seed, sHostProfile, uint64(i), 0)
+		h.latency = min(time.Duration(float64(latencyMedian)*math.Exp(0.6*r.normal())), latencyCap)
+		h.latency = max(h.latency, time.Millisecond).Round(time.Millisecond)
+		if h.role == RoleSlow {
+			h.latency = slowLatencyMin + time.Duration(r.float()*float64(slowLatencySpan))
+			h.latency = h.latency.Round(time.Millisecond)
+		}
+		switch u := r.float(); {
+		case u < 0.45:
+			h.keepAlive = 100
+		case u < 0.70:
+			h.keepAlive = r.between(10, 50)
+		case u < 0.90:
+			h.keepAlive = r.between(2, 5)
+		default:
+			h.keepAlive = 0
+		}
+		if h.role == RoleHTTP10 {
+			h.keepAlive = 1
+		}
+		switch u := r.float(); {
+		case u < 0.70:
+			h.validators = ValidatorsBoth
+		case u < 0.80:
+			h.validators = ValidatorsLastMod
+		case u < 0.85:
+			h.validators = ValidatorsETag
+		case u < 0.95:
+			h.validators = ValidatorsNone
+		default:
+			h.validators = ValidatorsIgnored
+		}
+		h.weakETag = r.chance(0.2)
+		switch u := r.float(); {
+		case u < 0.85:
+			h.locale = 0
+		case u < 0.93:
+			h.locale = 1
+		default:
+			h.locale = 2
+		}
+		h.images = 10 + h.content/4
+	}
+	for k, hn := range hostileNames {
+		h := &w.hosts[cfg.Hosts+k]
+		h.name = hn.name + "." + Domain
+		h.role = hn.role
+		h.keepAlive = 0
+		h.validators = ValidatorsNone
+	}
+	for k := range ndead {
+		h := &w.hosts[cfg.Hosts+hostileHosts+k]
+		h.name = fmt.Sprintf("gone-%03d.%s", k+1, Domain)
+		h.role = RoleUnresolvable
+	}
+	for i := range w.hosts {
+		h := &w.hosts[i]
+		h.ip = hostIP(i)
+		h.paths = make(map[string]int32)
+		if h.role != RoleUnresolvable {
+			w.byName[h.name] = int32(i)
+		}
+	}
+
+	// Popularity of hosts for cross-host links: bigger hosts tend to be
+	// more popular.
+	g.hostPop = make([]int32, cfg.Hosts)
+	keys := make([]float64, cfg.Hosts)
+	for i := range cfg.Hosts {
+		g.hostPop[i] = int32(i)
+		r := newRNG(cfg.Seed, sPopularity, uint64(i), 1)
+		keys[i] = math.Log(float64(sizes[i])) + r.normal()
+	}
+	slices.SortStableFunc(g.hostPop, func(a, b int32) int {
+		switch {
+		case keys[a] > keys[b]:
+			return -1
+		case keys[a] < keys[b]:
+			return 1
+		}
+		return 0
+	})
+	maxSize := slices.Max(sizes)
+	w.zipf = newZipf(max(maxSize, cfg.Hosts), pageZipfS)
+
+	n := len(w.hosts)
+	g.extra = make([][]int32, n)
+	g.missing = make([][]int32, n)
+	g.aliases = make([][]int32, n)
+	g.topDirs = make([][]string, n)
+	g.leafPath = make([][]string, n)
+	g.protect = make([][]string, n)
+}
+
+// addPage appends a page and registers its path on its host.
+func (g *generator) addPage(p page) int32 {
+	w := g.w
+	id := int32(len(w.pages))
+	p.target, p.linkBeg, p.linkEnd = -1, 0, 0
+	w.pages = append(w.pages, p)
+	w.hosts[p.host].paths[p.path] = id
+	g.zw = append(g.zw, 0)
+	g.zo = append(g.zo, 0)
+	g.children = append(g.children, nil)
+	return id
+}
+
+// slug returns 1..n pseudo-words joined by '-'.
+func (g *generator) slug(r *rng, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte('-')
+		}
+		b.WriteString(g.w.vocab.word(r.next(), 0))
+	}
+	return b.String()
+}
+
+func (g *generator) makeContent() {
+	w := g.w
+	for hi := range w.regular {
+		g.makeHost(int32(hi))
+	}
+	for k := range hostileHosts {
+		hi := int32(w.regular + k)
+		id := g.addPage(page{host: hi, kind: KindHostile, path: "/", status: hostileNames[k].status,
+			created: w.epochSec - 86400, parent: -1})
+		w.hosts[hi].home = id
+		g.hostile = append(g.hostile, id)
+	}
+	for hi := w.regular + hostileHosts; hi < len(w.hosts); hi++ {
+		id := g.addPage(page{host: int32(hi), kind: KindUnresolvable, path: "/", created: w.epochSec - 86400, parent: -1})
+		w.hosts[hi].home = id
+		g.dead = append(g.dead, id)
+	}
+}
+
+// leaf median words and random outlinks per genre.
+var (
+	leafWords = [numGenres]float64{GenreNews: 500, GenreCommerce: 300, GenreOrg: 450, GenreEduGov: 350}
+	leafLinks = [numGenres]float64{GenreNews: 14, GenreCommerce: 18, GenreOrg: 10, GenreEduGov: 8}
+)
+
+// makeHost generates the content pages of regular host hi: a home page, a
+// random recursive tree of directories and leaves hung under them with
+// preferential attachment.
+func (g *generator) makeHost(hi int32) {
+	w := g.w
+	h := &w.hosts[hi]
+	n := int(h.content)
+	r := newRNG(w.cfg.Seed, sTree, uint64(hi), 0)
+	first := int32(len(w.pages))
+	home := g.addPage(page{host: hi, kind: KindHome, path: "/", parent: -1})
+	h.home = home
+	nd := 0
+	if n >= 4 {
+		nd = max(1, int(math.Round(float64(n)*(dirFracMin+dirFracSpan*r.float()))))
+		nd = min(nd, n-2)
+	}
+	containers := []int32{home}
+	for i := range nd {
+		parent := home
+		if i > 0 && !r.chance(0.3) {
+			parent = containers[r.intn(len(containers))]
+		}
+		base := w.pages[parent].path
+		path := base + g.slug(&r, 1) + "/"
+		if _, dup := h.paths[path]; dup {
+			path = base + g.slug(&r, 1) + "-" + strconv.Itoa(i) + "/"
+		}
+		id := g.addPage(page{host: hi, kind: KindDirectory, path: path, parent: parent})
+		g.children[parent] = append(g.children[parent], id)
+		containers = append(containers, id)
+		if parent == home {
+			g.topDirs[hi] = append(g.topDirs[hi], path)
+		}
+	}
+	// Leaves: a container is chosen with probability proportional to
+	// 1 + its leaves so far (a Yule process), skipping full ones.
+	urn := append([]int32(nil), containers...)
+	for i := 0; i < n-1-nd; i++ {
+		c := urn[r.intn(len(urn))]
+		for tries := 0; len(g.children[c]) >= maxChildren && tries < 8; tries++ {
+			c = containers[r.intn(len(containers))]
+		}
+		urn = append(urn, c)
+		kind, ext := KindLeaf, ".html"
+		if r.chance(docFrac) {
+			kind, ext = KindDocument, ".pdf"
+		}
+		path := w.pages[c].path + g.slug(&r, 1+r.intn(3)) + "-" + strconv.Itoa(i) + ext
+		id := g.addPage(page{host: hi, kind: kind, path: path, parent: c})
+		g.children[c] = append(g.children[c], id)
+		if kind == KindLeaf && len(g.leafPath[hi]) < 16 {
+			g.leafPath[hi] = append(g.leafPath[hi], path)
+		}
+	}
+	// Popularity order within the host: home first, the rest shuffled.
+	last := int32(len(w.pages))
+	h.rank = make([]int32, 0, last-first)
+	h.rank = append(h.rank, home)
+	for _, k := range permutation(hash3(w.cfg.Seed, sPopularity, uint64(hi), 0), sPopularity, int(last-first-1)) {
+		h.rank = append(h.rank, first+1+k)
+	}
+	for id := first; id < last; id++ {
+		g.pageTraits(id)
+	}
+}
+
+// pageTraits draws a content page's words, images, encoding, flags,
+// creation time and random-link count.
+func (g *generator) pageTraits(id int32) {
+	w := g.w
+	p := &w.pages[id]
+	h := &w.hosts[p.host]
+	r := newRNG(w.cfg.Seed, sPage, uint64(id), 0)
+	zw, zo := r.normal(), r.normal()
+	g.zw[id], g.zo[id] = float32(zw), float32(zo)
+	var median, sigma float64
+	switch p.kind {
+	case KindHome:
+		median, sigma = 200, 0.5
+		p.images = int32(r.poisson(5))
+	case KindDirectory:
+		median, sigma = 80, 0.6
+		p.images = int32(r.poisson(1))
+	case KindDocument:
+		median, sigma = 1200, 0.8
+	default:
+		median, sigma = leafWords[h.genre], 0.7
+		p.images = int32(r.poisson(1.5 * math.Exp(0.3*zw)))
+	}
+	p.words = int32(min(max(median*math.Exp(sigma*zw), 10), maxWords))
+	p.status = 200
+	ageDays := 1 + r.exp()*300
+	if p.kind == KindHome {
+		ageDays += 365
+	}
+	p.created = w.epochSec - int64(ageDays*86400)
+	if p.kind == KindDocument {
+		return
+	}
+	if h.role == RoleBroken && p.kind == KindLeaf && r.chance(0.1) {
+		p.flags |= flagBroken
+		p.status = 500
+	}
+	switch u := r.float(); {
+	case u < 0.02:
+		p.flags |= flagNoindex
+	case u < 0.04:
+		p.flags |= flagNofollow
+	case u < 0.045:
+		p.flags |= flagNoindex | flagNofollow
+	}
+	if r.chance(0.04) {
+		p.flags |= flagBase
+		if r.chance(0.5) && p.path != "/" {
+			p.flags |= flagBaseParent
+		}
+	}
+	switch u := r.float(); {
+	case u < 0.35:
+		p.flags |= flagRelative
+	case u < 0.70:
+		p.flags |= flagRootRel
+	}
+	switch h.locale {
+	case 1:
+		if r.chance(0.7) {
+			p.enc = encWindows1252
+		}
+	case 2:
+		if r.chance(0.6) {
+			p.enc = encShiftJIS
+		}
+	}
+	u := r.float()
+	if p.enc != encUTF8 {
+		switch {
+		case u < 0.4:
+			p.flags |= flagCharsetHead
+		case u < 0.7:
+			p.flags |= flagCharsetMeta
+		default:
+			p.flags |= flagCharsetHead | flagCharsetMeta
+		}
+	} else {
+		switch {
+		case u < 0.6:
+			p.flags |= flagCharsetHead
+		case u < 0.8:
+			p.flags |= flagCharsetMeta
+		case u < 0.9:
+			p.flags |= flagCharsetHead | flagCharsetMeta
+		}
+	}
+	if r.chance(0.5) {
+		p.flags |= flagMetaEquiv
+	}
+}
+
+// randomPage draws a popular page of host hi (Zipf over its popularity
+// order).
+func (g *generator) randomPage(r *rng, hi int32) int32 {
+	h := &g.w.hosts[hi]
+	return h.rank[g.w.zipf.sample(len(h.rank), r.float())]
+}
+
+// makeSpecials adds the URLs that are not content: 404 targets, redirects,
+// and the hazard pages.
+func (g *generator) makeSpecials() {
+	w := g.w
+	for hi := range int32(w.regular) {
+		h := &w.hosts[hi]
+		r := newRNG(w.cfg.Seed, sSpecial, uint64(hi), 0)
+		for k := range 1 + h.content/100 {
+			dir := dirOf(w.pages[h.rank[r.intn(len(h.rank))]].path)
+			path := dir + "old-" + g.slug(&r, 1) + "-" + strconv.Itoa(int(k)) + ".html"
+			if _, dup := h.paths[path]; dup {
+				continue
+			}
+			g.missing[hi] = append(g.missing[hi], g.addPage(page{host: hi, kind: KindMissing, path: path, status: 404,
+				created: w.epochSec, parent: -1}))
+		}
+		na := int(h.content / 50)
+		if h.content >= 10 {
+			na = max(na, 1)
+		}
+		for k := range na {
+			p := page{host: hi, kind: KindRedirect, status: 301, created: w.epochSec, parent: -1}
+			var target int32
+			if r.chance(0.1) && w.regular > 1 {
+				oh := int32(r.intn(w.regular - 1))
+				if oh >= hi {
+					oh++
+				}
+				target = g.randomPage(&r, oh)
+			} else {
+				target = g.randomPage(&r, hi)
+				if r.chance(0.25) {
+					p.flags |= flagRelLocation
+				}
+			}
+			if r.chance(0.2) {
+				p.status, p.flags = 302, p.flags|flagTemp
+				p.path = "/go/" + strconv.Itoa(k)
+			} else {
+				p.path = "/old/" + g.slug(&r, 2) + "-" + strconv.Itoa(k) + ".html"
+			}
+			id := g.addPage(p)
+			w.pages[id].target = target
+			g.aliases[hi] = append(g.aliases[hi], id)
+		}
+	}
+	w.special = specialPages{trap: -1, loop: -1, chain: -1, huge: -1, bomb: -1}
+	for k, id := range g.hostile {
+		w.special.hostile[k] = id
+	}
+	// Hazard hosts: healthy regular hosts with a few pages.
+	var cand []int32
+	for _, hi := range permutation(w.cfg.Seed, sSpecial, w.regular) {
+		if h := &w.hosts[hi]; h.role == RoleNormal && h.content >= 5 {
+			cand = append(cand, hi)
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	pickHost := func(k int) int32 { return cand[k%len(cand)] }
+	mk := func(hi int32, kind Kind, path string, status int16) int32 {
+		id := g.addPage(page{host: hi, kind: kind, path: path, status: status, created: w.epochSec - 86400, parent: -1})
+		g.extra[hi] = append(g.extra[hi], id)
+		g.protect[hi] = append(g.protect[hi], path)
+		return id
+	}
+	if w.cfg.Hazards&HazardTraps != 0 {
+		hi := pickHost(0)
+		w.special.trap = mk(hi, KindTrap, "/calendar/", 200)
+
+		hi = pickHost(1)
+		a := mk(hi, KindLoop, "/loop/a", 302)
+		b := g.addPage(page{host: hi, kind: KindLoop, path: "/loop/b", status: 302, created: w.epochSec, parent: -1})
+		w.pages[a].target, w.pages[b].target = b, a
+		w.pages[a].flags |= flagTemp
+		w.pages[b].flags |= flagTemp
+		w.special.loop = a
+
+		hi = pickHost(2)
+		r := newRNG(w.cfg.Seed, sSpecial, uint64(hi), 1)
+		final := g.randomPage(&r, hi)
+		prev := int32(-1)
+		for k := 1; k <= chainLength; k++ {
+			path := "/chain/" + strconv.Itoa(k)
+			var id int32
+			if k == 1 {
+				id = mk(hi, KindRedirect, path, 302)
+				w.special.chain = id
+			} else {
+				id = g.addPage(page{host: hi, kind: KindRedirect, path: path, status: 302, created: w.epochSec, parent: -1})
+				w.pages[prev].target = id
+			}
+			w.pages[id].flags |= flagTemp
+			prev = id
+		}
+		w.pages[prev].target = final
+	}
+	if w.cfg.Hazards&HazardBombs != 0 {
+		w.special.huge = mk(pickHost(3), KindHuge, "/huge.html", 200)
+		w.special.bomb = mk(pickHost(4), KindBomb, "/bomb.html", 200)
+	}
+	// Every hostile and unresolvable host gets at least one inlink.
+	var targets []int32
+	if w.cfg.Hazards&HazardHostileLinks != 0 {
+		targets = append(targets, g.hostile...)
+	}
+	targets = append(targets, g.dead...)
+	for k, id := range targets {
+		hi := int32(hash3(w.cfg.Seed, sSpecial, uint64(k), 7) % uint64(w.regular))
+		g.extra[hi] = append(g.extra[hi], id)
+	}
+}
+
+// makeLinks builds every page's outlinks: navigation (home, parent),
+// directory listings, hazard links from home pages, then random links:
+// mostly same-host, with Zipf-distributed targets so that in-degree is
+// heavy-tailed, and a few to 404s, redirects, dead and hostile hosts.
+func (g *generator) makeLinks() {
+	w := g.w
+	stamp := make([]int32, len(w.pages))
+	for i := range stamp {
+		stamp[i] = -1
+	}
+	links := make([]int32, 0, len(w.pages)*16)
+	for id := range int32(len(w.pages)) {
+		p := &w.pages[id]
+		p.linkBeg = int32(len(links))
+		add := func(t int32) {
+			if t != id && t >= 0 && stamp[t] != id {
+				stamp[t] = id
+				links = append(links, t)
+			}
+		}
+		switch {
+		case p.kind == KindRedirect || p.kind == KindLoop:
+			add(p.target)
+		case p.kind == KindHome || p.kind == KindDirectory || p.kind == KindLeaf:
+			if p.flags&flagBroken != 0 {
+				break
+			}
+			h := &w.hosts[p.host]
+			if p.kind != KindHome {
+				add(h.home)
+				add(p.parent)
+			}
+			for _, c := range g.children[id] {
+				add(c)
+			}
+			if p.kind == KindHome {
+				for _, x := range g.extra[p.host] {
+					add(x)
+				}
+			}
+			r := newRNG(w.cfg.Seed, sLinks, uint64(id), 0)
+			var k int
+			switch p.kind {
+			case KindHome:
+				k = r.between(5, 25)
+			case KindDirectory:
+				k = int(3 * math.Exp(0.6*r.normal()))
+			default:
+				k = int(leafLinks[h.genre] * math.Exp(0.8*float64(g.zo[id])))
+			}
+			for range min(k, maxRandomLinks) {
+				add(g.randomTarget(&r, p.host))
+			}
+		}
+		p.linkEnd = int32(len(links))
+	}
+	w.links = slices.Clip(links)
+}
+
+// randomTarget draws the target of one random link from a page of host hi.
+func (g *generator) randomTarget(r *rng, hi int32) int32 {
+	w := g.w
+	u := r.float()
+	switch {
+	case u < pMissingLink:
+		if m := g.missing[hi]; len(m) > 0 {
+			return m[r.intn(len(m))]
+		}
+	case u < pMissingLink+pRedirectLink:
+		if a := g.aliases[hi]; len(a) > 0 {
+			return a[r.intn(len(a))]
+		}
+	case u < pMissingLink+pRedirectLink+pDeadHostLink:
+		return g.dead[r.intn(len(g.dead))]
+	case u < pMissingLink+pRedirectLink+pDeadHostLink+pHostileLink:
+		if w.cfg.Hazards&HazardHostileLinks != 0 {
+			return g.hostile[r.intn(len(g.hostile))]
+		}
+	}
+	if w.regular == 1 || (w.hosts[hi].content > 1 && r.chance(w.cfg.SameHostLinks)) {
+		return g.randomPage(r, hi)
+	}
+	oh := g.hostPop[w.zipf.sample(w.regular, r.float())]
+	if oh == hi {
+		oh = g.hostPop[w.zipf.sample(w.regular, r.float())]
+	}
+	if r.chance(crossHomeShare) {
+		return w.hosts[oh].home
+	}
+	return g.randomPage(r, oh)
+}
+
+// makeRates draws the change class and rate of every content page.
+func (g *generator) makeRates() {
+	w := g.w
+	for id := range w.pages {
+		p := &w.pages[id]
+		p.class = ClassStatic
+		if !p.kind.IsContent() || p.flags&flagBroken != 0 {
+			continue
+		}
+		s := float64(g.zw[id])
+		if p.kind == KindLeaf {
+			s = 0.8*float64(g.zw[id]) + 0.6*float64(g.zo[id])
+		}
+		hr := newRNG(w.cfg.Seed, sRate, uint64(p.host), 1<<40)
+		r := newRNG(w.cfg.Seed, sRate, uint64(id), 0)
+		p.class, p.rate = drawRate(&r, w.hosts[p.host].genre, p.kind, s, hr.normal())
+	}
+}
+
+func (g *generator) makeRobots() {
+	w := g.w
+	for hi := range w.regular {
+		w.hosts[hi].robots = w.makeRobots(hi, g.topDirs[hi], g.leafPath[hi], g.protect[hi])
+	}
+}
