@@ -63,17 +63,17 @@ var hostileNames = [hostileHosts]struct {
 // generator holds the scratch state of New.
 type generator struct {
 	w        *Web
-	zw, zo   []float32   // feature draws of content pages (standard normal)
-	children [][]int32   // per page: directory children, in order
-	extra    [][]int32   // per host: extra links of the home page (hazards)
-	missing  [][]int32   // per host: 404 targets
-	aliases  [][]int32   // per host: redirects
-	hostPop  []int32     // regular hosts by popularity
-	topDirs  [][]string  // per host: top-level directories
-	leafPath [][]string  // per host: some leaf paths
-	protect  [][]string  // per host: hazard paths robots must allow
-	dead     []int32     // home pages of unresolvable hosts
-	hostile  []int32     // home pages of hostile hosts
+	zw, zo   []float32  // feature draws of content pages (standard normal)
+	children [][]int32  // per page: directory children, in order
+	extra    [][]int32  // per host: extra links of the home page (hazards)
+	missing  [][]int32  // per host: 404 targets
+	aliases  [][]int32  // per host: redirects
+	hostPop  []int32    // regular hosts by popularity
+	topDirs  [][]string // per host: top-level directories
+	leafPath [][]string // per host: some leaf paths
+	protect  [][]string // per host: hazard paths robots must allow
+	dead     []int32    // home pages of unresolvable hosts
+	hostile  []int32    // home pages of hostile hosts
 }
 
 // New generates the web cfg describes. It is deterministic: the same

@@ -18,18 +18,18 @@ type Kind uint8
 // answer 200 with a body that changes over time. The others are URLs that
 // links point at and that answer something else.
 const (
-	KindHome      Kind = iota // a host's home page, /
-	KindDirectory             // a directory-like index page, /a/b/
-	KindLeaf                  // a leaf HTML page, /a/b/c-12.html
-	KindDocument              // a PDF document
-	KindRedirect              // answers 301 or 302 to Target (possibly via a chain)
-	KindLoop                  // part of a redirect loop (302 to each other)
-	KindMissing               // answers 404
-	KindTrap                  // entry of a calendar spider trap (infinite URL space below it)
-	KindHuge                  // a 5 MiB HTML page
-	KindBomb                  // a gzip bomb
-	KindHostile               // home of a hostile host (blackhole, trickle, ...)
-	KindUnresolvable          // on a host whose name does not resolve (NXDOMAIN)
+	KindHome         Kind = iota // a host's home page, /
+	KindDirectory                // a directory-like index page, /a/b/
+	KindLeaf                     // a leaf HTML page, /a/b/c-12.html
+	KindDocument                 // a PDF document
+	KindRedirect                 // answers 301 or 302 to Target (possibly via a chain)
+	KindLoop                     // part of a redirect loop (302 to each other)
+	KindMissing                  // answers 404
+	KindTrap                     // entry of a calendar spider trap (infinite URL space below it)
+	KindHuge                     // a 5 MiB HTML page
+	KindBomb                     // a gzip bomb
+	KindHostile                  // home of a hostile host (blackhole, trickle, ...)
+	KindUnresolvable             // on a host whose name does not resolve (NXDOMAIN)
 	numKinds
 )
 
@@ -99,17 +99,17 @@ type Role uint8
 
 // The host roles.
 const (
-	RoleNormal      Role = iota // answers normally (after its latency)
-	RoleHTTP10                  // HTTP/1.0 style: "HTTP/1.0" status line, closes after every response
-	RoleSlow                    // seconds before the first byte, then 16 KiB/s
-	RoleDown                    // 503 to every request, robots.txt included
-	RoleFlaky                   // outage on some simulated days (503), resets some requests
-	RoleBroken                  // some pages always answer 500
-	RoleBlackhole               // accepts, reads the request, never answers
-	RoleTrickle                 // sends headers, then the body at 1 byte/s
-	RoleSlowHeaders             // sends the whole response, status line included, at 1 byte/s
-	RoleReset                   // resets every connection (RST) after reading the request
-	RoleUnresolvable            // not in DNS (NXDOMAIN); no server
+	RoleNormal       Role = iota // answers normally (after its latency)
+	RoleHTTP10                   // HTTP/1.0 style: "HTTP/1.0" status line, closes after every response
+	RoleSlow                     // seconds before the first byte, then 16 KiB/s
+	RoleDown                     // 503 to every request, robots.txt included
+	RoleFlaky                    // outage on some simulated days (503), resets some requests
+	RoleBroken                   // some pages always answer 500
+	RoleBlackhole                // accepts, reads the request, never answers
+	RoleTrickle                  // sends headers, then the body at 1 byte/s
+	RoleSlowHeaders              // sends the whole response, status line included, at 1 byte/s
+	RoleReset                    // resets every connection (RST) after reading the request
+	RoleUnresolvable             // not in DNS (NXDOMAIN); no server
 	numRoles
 )
 
@@ -128,11 +128,11 @@ type Validators uint8
 
 // The validator modes.
 const (
-	ValidatorsBoth       Validators = iota // ETag and Last-Modified, conditional GET answered with 304
-	ValidatorsLastMod                      // Last-Modified only
-	ValidatorsETag                         // ETag only
-	ValidatorsNone                         // neither
-	ValidatorsIgnored                      // both sent, but conditional requests always get 200
+	ValidatorsBoth    Validators = iota // ETag and Last-Modified, conditional GET answered with 304
+	ValidatorsLastMod                   // Last-Modified only
+	ValidatorsETag                      // ETag only
+	ValidatorsNone                      // neither
+	ValidatorsIgnored                   // both sent, but conditional requests always get 200
 	numValidators
 )
 
@@ -188,7 +188,7 @@ type host struct {
 	robots     robotsFile
 	paths      map[string]int32 // path -> page id
 	home       int32
-	content    int32 // number of content pages
+	content    int32   // number of content pages
 	rank       []int32 // content pages by popularity (home first)
 }
 
