@@ -123,8 +123,8 @@ const (
 )
 
 const (
-	jobGenerateSelect = "generate-select"
-	jobGenerateTopN   = "generate-topn"
+	jobGenerateSelect = JobGenerateSelect
+	jobGenerateTopN   = JobGenerateTopN
 	selectDir         = "_select"
 	ranksDir          = "_ranks"
 )
@@ -159,14 +159,19 @@ const (
 // CrawlDB must not be replaced while it is read, and two generates must see
 // each other's segments.
 //
-// Memory is bounded. Two engine jobs do the work: generate-select keys each
-// candidate by host, then rank (see candidateKey), so the engine's sort
-// ranks them and a reducer walks one host at a time, holding only that
-// host's pending URLs, and takes its first MaxPerHost (and at most TopN).
-// When more than TopN remain, the TopN cut-off is found from their score
-// column (a heap of TopN scores, plus the URLs tied at the cut-off score)
-// and generate-topn, a map-only filter, keeps the URLs above it, part file
-// by part file.
+// Memory is bounded. Without TopN one engine job does the work:
+// generate-select keys each candidate by host and rank (see candidateKey),
+// so that the engine's sort ranks them; a reducer walks one host at a
+// time, holding only that host's pending URLs, takes its first MaxPerHost
+// from the key alone (a dropped candidate is never decoded), and its output
+// is the fetch list. With TopN the selection runs with more reducers
+// (SelectReducers), each dropping what cannot be in the TopN because it
+// already selected TopN better ones (a heap of TopN score keys), and writes
+// the scores of what it keeps beside the candidates; the TopN cut-off is
+// found from that score column (a heap of TopN score keys, and only if the
+// URLs tied at the cut-off do not all fit, the smallest of them), and
+// generate-topn keeps the candidates within it and partitions them into
+// the fetch list.
 func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateResult, err error) {
 	start := time.Now()
 	if o.CountMode == "" {

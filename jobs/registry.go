@@ -5,9 +5,9 @@ import "github.com/trawl/trawl/mapreduce"
 // The engine job names, as Registry knows them.
 const (
 	JobInject         = "inject"
-	JobGenerateSelect = jobGenerateSelect
-	JobGenerateTopN   = jobGenerateTopN
-	JobUpdateDB       = jobUpdateDB
+	JobGenerateSelect = "generate-select"
+	JobGenerateTopN   = "generate-topn"
+	JobUpdateDB       = "updatedb"
 )
 
 // Registry returns every engine job of this package by name, rebuilt from

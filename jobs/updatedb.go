@@ -64,7 +64,7 @@ type UpdateResult struct {
 	Duration time.Duration
 }
 
-const jobUpdateDB = "updatedb"
+const jobUpdateDB = JobUpdateDB
 
 // Conf keys of the updatedb job.
 const (
