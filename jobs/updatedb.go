@@ -36,6 +36,11 @@ type UpdateOptions struct {
 	MaxInlinks int
 	// PurgeGone drops db_gone rows (Nutch's db.update.purge.404).
 	PurgeGone bool
+	// Filters, if set, are applied to the URL of every input record, as
+	// Nutch's updatedb -filter (CrawlDbFilter) does: a rejected URL leaves
+	// the CrawlDB, and rejected link and redirect targets do not enter it.
+	// The zero value filters nothing.
+	Filters URLFilterOptions
 	// Now is when URLs new from links are due; zero means time.Now().
 	Now time.Time
 	// Schedule sets the next fetch of every fetched or new URL.
@@ -147,6 +152,10 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	if _, err := crawldb.NewSchedule(o.Schedule.resolved().Name, o.Schedule.resolved().Config); err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
+	spec, err := o.Filters.spec(env.resolver())
+	if err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
 
 	// Check the segments before taking the lock.
 	type segDir struct {
@@ -213,6 +222,7 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	c.setInt(confRetryMax, int64(o.RetryMax))
 	c.setInt(confMaxInlinks, int64(o.MaxInlinks))
 	c.setBool(confPurgeGone, o.PurgeGone)
+	c.setJSON(confFilters, spec)
 	c.setTime(confNow, o.Now)
 	c.setSchedule(o.Schedule)
 	if c.err != nil {
@@ -275,6 +285,18 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		maxInlinks:  int(c.integer(confMaxInlinks)),
 	}
 	purgeGone := c.boolean(confPurgeGone)
+	filters := c.filters()
+	// keep applies the filters to a record's URL.
+	keep := func(t *mapreduce.Task, url string) bool {
+		if filters == nil {
+			return true
+		}
+		ok, reason := filters.Filter(url)
+		if !ok {
+			t.Count("filtered_"+reason, 1)
+		}
+		return ok
+	}
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -285,6 +307,9 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[dbValue]) error {
 			if purgeGone && d.Status == crawldb.StatusDBGone {
 				t.Count(ctrPurgedGone, 1)
+				return nil
+			}
+			if !keep(t, d.URL) {
 				return nil
 			}
 			emit(d.URL, dbValue{Kind: kindOld, Old: &d})
@@ -299,9 +324,12 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 			default:
 				return fmt.Errorf("%s: %s has status %v, not a fetch status", s.Fetch, f.URL, f.Status)
 			}
+			if !keep(t, f.URL) {
+				return nil
+			}
 			emit(f.URL, dbValue{Kind: kindFetch, Fetch: &f})
 			if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
-				f.RedirectURL != "" && f.RedirectURL != f.URL {
+				f.RedirectURL != "" && f.RedirectURL != f.URL && keep(t, f.RedirectURL) {
 				t.Count(ctrRedirectLinks, 1)
 				emit(f.RedirectURL, dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{
 					URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
@@ -310,6 +338,9 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		}, mapreduce.RequireSuccess()))
 		if s.Parse != "" {
 			inputs = append(inputs, mapreduce.From(s.Parse, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+				if !keep(t, p.URL) {
+					return nil
+				}
 				p.Anchor = "" // not used here: keep the shuffle small
 				emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
 				return nil

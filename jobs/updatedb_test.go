@@ -236,6 +236,26 @@ func TestUpdateDBNoAdditionsAndPurge(t *testing.T) {
 	}
 }
 
+func TestUpdateDBFilters(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	env := testEnv(t)
+	segs := writeManySegments(t, env, now)
+	rules := filepath.Join(t.TempDir(), "rules.txt")
+	writeFile(t, rules, "-^http://t\\.example/\n-/2$\n+.\n")
+	res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched,
+		Filters: URLFilterOptions{RegexFiles: []string{rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := readDB(t, env)
+	if len(db) != 1 || db["http://s.example/1"].URL == "" {
+		t.Errorf("CrawlDB after filtering: %v", db)
+	}
+	if n := res.Counters.Get(jobUpdateDB, "filtered_regex:"+rules+":2"); n != 3 {
+		t.Errorf("rule 2 rejected %d records, want 3 (the row and two links)", n)
+	}
+}
+
 func TestUpdateDBFailureKeepsCrawlDB(t *testing.T) {
 	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	env := testEnv(t)
