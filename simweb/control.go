@@ -21,6 +21,7 @@ GET  /_simweb/clock                      the simulated time: {"now": RFC 3339, "
 POST /_simweb/clock?t=RFC3339[&speed=s]  set the simulated time (and speed, simulated s per real s)
 POST /_simweb/clock?advance=DUR          move the simulated time by DUR (Go duration, or days: 7d, 1.5d)
 GET  /_simweb/accesslog[?since=SEQ]      the access log as JSON lines (entries with seq > SEQ)
+GET  /_simweb/dnslog                     the DNS query log as JSON lines
 GET  /_simweb/seeds                      the home page URLs, one per line
 GET  /_simweb/truth[?hosts=1]            the page (or host) truth as Parquet
 `
@@ -67,6 +68,16 @@ func (s *Server) control(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			s.log.Error("simweb: control: truth", "err", err)
 		}
+	case "/_simweb/dnslog":
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		bw := bufio.NewWriter(w)
+		enc := json.NewEncoder(bw)
+		for _, q := range s.DNSLog() {
+			if err := enc.Encode(q); err != nil {
+				return
+			}
+		}
+		_ = bw.Flush()
 	default:
 		http.Error(w, "simweb: no such control endpoint (see /_simweb/)", http.StatusNotFound)
 	}

@@ -10,11 +10,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // ServeOptions configures Serve.
@@ -23,6 +24,9 @@ type ServeOptions struct {
 	// "127.0.0.1:0"). It serves every host by Host header, and the control
 	// endpoints. It must be a loopback address.
 	HTTPAddr string
+	// DNSAddr is the DNS server's address, UDP and TCP on the same port
+	// ("" for no DNS server; "127.0.0.1:0" picks a port). Loopback only.
+	DNSAddr string
 	// IPPerHost also serves each host on its own loopback address
 	// 127.0.x.y, on the port of HTTPAddr; URLs then name hosts by address,
 	// and DNS answers with it. Linux routes all of 127.0.0.0/8 to the
@@ -58,10 +62,13 @@ type Server struct {
 	log    *slog.Logger
 	clock  simClock
 	access *AccessLog
+	dnsLog *dnsLog
 
 	httpSrv   *http.Server
 	listeners []net.Listener
 	mainAddr  string
+	dnsAddr   string
+	dnsSrvs   []*dns.Server
 	ipHost    map[netip.Addr]int32
 	connSeq   atomic.Uint64
 	renderers sync.Pool
@@ -75,7 +82,7 @@ type Server struct {
 }
 
 // Serve starts serving w: an HTTP listener for all hosts (and, with
-// IPPerHost, one per host). It returns
+// IPPerHost, one per host), and a DNS server if DNSAddr is set. It returns
 // once every listener is bound. The server stops when ctx is done or Close
 // is called.
 func (w *Web) Serve(ctx context.Context, opts ServeOptions) (*Server, error) {
@@ -91,11 +98,17 @@ func (w *Web) Serve(ctx context.Context, opts ServeOptions) (*Server, error) {
 	if opts.Latency < 0 {
 		return nil, fmt.Errorf("simweb: serve: Latency = %v, want >= 0", opts.Latency)
 	}
-	if err := checkLoopback(opts.HTTPAddr); err != nil {
-		return nil, err
+	for _, a := range []string{opts.HTTPAddr, opts.DNSAddr} {
+		if a == "" {
+			continue
+		}
+		if err := checkLoopback(a); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{web: w, opts: opts, log: opts.Logger,
 		access: newAccessLog(opts.AccessLogLimit, opts.AccessLogJSONL),
+		dnsLog: newDNSLog(opts.AccessLogLimit),
 		ipHost: make(map[netip.Addr]int32)}
 	s.clock.set(opts.Start, opts.Speed)
 	s.clock.external = opts.Clock
@@ -127,6 +140,12 @@ func (w *Web) Serve(ctx context.Context, opts ServeOptions) (*Server, error) {
 				s.log.Error("simweb: http listener stopped", "addr", l.Addr().String(), "err", err)
 			}
 		}()
+	}
+	if opts.DNSAddr != "" {
+		if err := s.startDNS(opts.DNSAddr); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	s.wg.Add(1)
 	go func() {
@@ -218,6 +237,9 @@ func (s *Server) connContext(ctx context.Context, c net.Conn) context.Context {
 // HTTPAddr is the main HTTP listener's address (127.0.0.1:port).
 func (s *Server) HTTPAddr() string { return s.mainAddr }
 
+// DNSAddr is the DNS server's address ("" if none).
+func (s *Server) DNSAddr() string { return s.dnsAddr }
+
 // Addressing is how this server's URLs name hosts.
 func (s *Server) Addressing() Addressing { return s.addr }
 
@@ -273,6 +295,11 @@ func (s *Server) Close() error {
 		} else {
 			for _, l := range s.listeners {
 				l.Close()
+			}
+		}
+		for _, d := range s.dnsSrvs {
+			if err := d.Shutdown(); err != nil {
+				errs = append(errs, fmt.Errorf("simweb: close dns: %w", err))
 			}
 		}
 		s.wg.Wait()
@@ -350,6 +377,3 @@ func trimNewline(p []byte) []byte {
 	}
 	return p
 }
-
-// portString formats a port for messages.
-func portString(p int) string { return strconv.Itoa(p) }

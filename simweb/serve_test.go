@@ -653,7 +653,7 @@ func TestStats(t *testing.T) {
 
 func TestServeRejectsNonLoopback(t *testing.T) {
 	w := newWeb(t, Config{Seed: 1, Hosts: 2, Pages: 4})
-	for _, o := range []ServeOptions{{HTTPAddr: "0.0.0.0:0"}, {HTTPAddr: ":0"}, {HTTPAddr: "localhost:0"}, {Latency: -1}} {
+	for _, o := range []ServeOptions{{HTTPAddr: "0.0.0.0:0"}, {HTTPAddr: ":0"}, {DNSAddr: "8.8.8.8:53"}, {HTTPAddr: "localhost:0"}, {Latency: -1}} {
 		if s, err := w.Serve(context.Background(), o); err == nil {
 			s.Close()
 			t.Errorf("Serve(%+v) succeeded", o)
@@ -664,7 +664,7 @@ func TestServeRejectsNonLoopback(t *testing.T) {
 func TestServeStopsWithContext(t *testing.T) {
 	w := newWeb(t, Config{Seed: 1, Hosts: 2, Pages: 4})
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := w.Serve(ctx, ServeOptions{})
+	s, err := w.Serve(ctx, ServeOptions{DNSAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
