@@ -15,9 +15,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// binPath is the trawl binary built once by TestMain; the end-to-end tests
-// run it as a user would.
-var binPath string
+// binPath is the trawl binary built once by TestMain (with -race when the
+// tests run with -race); the end-to-end tests run it as a user would.
+// plainBinPath is built without -race, for the tests that time their kills
+// against large jobs (crash safety, not data races, is what they test).
+var binPath, plainBinPath string
 
 func TestMain(m *testing.M) {
 	os.Exit(testMain(m))
@@ -31,17 +33,32 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	binPath = filepath.Join(dir, "trawl")
-	args := []string{"build", "-o", binPath}
+	plainBinPath = binPath
+	if err := goBuild(binPath, raceEnabled); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if raceEnabled {
+		plainBinPath = filepath.Join(dir, "trawl-norace")
+		if err := goBuild(plainBinPath, false); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func goBuild(out string, race bool) error {
+	args := []string{"build", "-o", out}
+	if race {
 		args = append(args, "-race")
 	}
 	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building trawl: %v\n", err)
-		return 1
+		return fmt.Errorf("building trawl (race %v): %w", race, err)
 	}
-	return m.Run()
+	return nil
 }
 
 // result is one run of the binary.
@@ -60,6 +77,7 @@ type runner struct {
 	t   *testing.T
 	dir string
 	env []string
+	bin string // the binary; binPath if empty
 }
 
 func newRunner(t *testing.T) *runner {
@@ -67,7 +85,11 @@ func newRunner(t *testing.T) *runner {
 }
 
 func (r *runner) cmd(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, binPath, args...)
+	bin := r.bin
+	if bin == "" {
+		bin = binPath
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = r.dir
 	var env []string
 	for _, kv := range os.Environ() {
