@@ -131,14 +131,16 @@ func (s *Server) answerAddr(hi int32) netip.Addr {
 }
 
 func (s *Server) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
+	// Queries are logged before the reply is sent, so that a client that
+	// has its answer finds the query in the log.
 	q := DNSQuery{Time: time.Now(), Net: rw.RemoteAddr().Network(), Remote: rw.RemoteAddr().String()}
-	defer func() { s.dnsLog.add(q) }()
 	m := new(dns.Msg)
 	m.SetReply(req)
 	m.Authoritative = true
 	if len(req.Question) != 1 {
 		m.Rcode = dns.RcodeFormatError
 		q.Rcode = dns.RcodeToString[m.Rcode]
+		s.dnsLog.add(q)
 		_ = rw.WriteMsg(m)
 		return
 	}
@@ -153,6 +155,7 @@ func (s *Server) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 	hi, known := s.web.byName[name]
 	switch {
 	case name == DNSTimeoutName:
+		s.dnsLog.add(q)
 		return // never answered
 	case name == DNSServfailName:
 		m.Rcode = dns.RcodeServerFailure
@@ -176,6 +179,7 @@ func (s *Server) serveDNS(rw dns.ResponseWriter, req *dns.Msg) {
 		}
 	}
 	q.Rcode = dns.RcodeToString[m.Rcode]
+	s.dnsLog.add(q)
 	if err := rw.WriteMsg(m); err != nil {
 		s.log.Debug("simweb: dns write", "err", err)
 	}

@@ -117,6 +117,7 @@ func TestIPPerHost(t *testing.T) {
 			t.Fatalf("DNS %s: %v %v", h.name, r, err)
 		}
 	}
+	idle(t, s)
 	for _, e := range s.AccessLog().Entries() {
 		hi, _ := w.HostByName(e.Host)
 		if ap, err := netip.ParseAddrPort(e.Local); err != nil || ap.Addr() != w.hosts[hi].ip {

@@ -82,6 +82,8 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if ci == nil {
 		ci = &connInfo{}
 	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	n := ci.reqs.Add(1)
 	sim := s.clock.now()
 	cw := &countingWriter{ResponseWriter: rw}

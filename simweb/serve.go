@@ -71,6 +71,7 @@ type Server struct {
 	dnsSrvs   []*dns.Server
 	ipHost    map[netip.Addr]int32
 	connSeq   atomic.Uint64
+	inflight  atomic.Int64 // requests in handlers
 	renderers sync.Pool
 	bomb      func() (*gzipBomb, error)
 
@@ -261,8 +262,26 @@ func (s *Server) HostAddr(i int) string {
 	return s.mainAddr
 }
 
-// AccessLog is the log of HTTP requests.
+// AccessLog is the log of HTTP requests. A request is logged when its
+// handler finishes, which can be just after the client has read the whole
+// response: call WaitIdle before reading the log to see every request a
+// client has completed.
 func (s *Server) AccessLog() *AccessLog { return s.access }
+
+// WaitIdle waits until no request is being handled (idle keep-alive
+// connections do not count), or until ctx is done.
+func (s *Server) WaitIdle(ctx context.Context) error {
+	for s.inflight.Load() > 0 {
+		t := time.NewTimer(2 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("simweb: wait idle: %d requests in flight: %w", s.inflight.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
 
 // Now is the current simulated time.
 func (s *Server) Now() time.Time { return s.clock.now() }

@@ -79,6 +79,16 @@ func get(t testing.TB, c *http.Client, u string, hdr ...string) (*http.Response,
 	return resp, body
 }
 
+// idle waits until the server has logged every finished request.
+func idle(t testing.TB, s *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // findHost returns the first regular host matching ok.
 func findHost(t testing.TB, w *Web, ok func(h *host) bool) int {
 	t.Helper()
@@ -241,6 +251,7 @@ func TestKeepAliveCap(t *testing.T) {
 	if fresh != 3 || reused != n-3 {
 		t.Errorf("%s (keep-alive %d): %d fresh connections, %d reused, want 3 and %d", h.name, h.keepAlive, fresh, reused, n-3)
 	}
+	idle(t, s)
 	st := Stats(s.AccessLog().Entries())[h.name]
 	if st.Requests != n || st.Connections != 3 || st.MaxPerConn != h.keepAlive {
 		t.Errorf("%s: stats %+v, want %d requests on 3 connections of %d", h.name, st, n, h.keepAlive)
@@ -259,6 +270,7 @@ func TestKeepAliveCap(t *testing.T) {
 			t.Fatalf("%s: request %d: body differs", h.name, k)
 		}
 	}
+	idle(t, s)
 	st = Stats(s.AccessLog().Entries())[h.name]
 	if st.Requests != 3 || st.Connections != 3 || st.MaxPerConn != 1 {
 		t.Errorf("HTTP/1.0 host %s: %+v", h.name, st)
@@ -327,6 +339,7 @@ func TestConditionalGET(t *testing.T) {
 	if resp, _ := get(t, c, s.URL(int(id)), "If-None-Match", resp.Header.Get("ETag")); resp.StatusCode != 200 {
 		t.Errorf("host ignoring validators answered %d", resp.StatusCode)
 	}
+	idle(t, s)
 	entries := s.AccessLog().Entries()
 	cond := 0
 	for _, e := range entries {
