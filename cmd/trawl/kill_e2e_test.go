@@ -295,4 +295,3 @@ func TestCorruptCrawlDB(t *testing.T) {
 		})
 	}
 }
-
