@@ -78,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	if ctx.Err() != nil && code != exitNothingToDo {
 		code = exitInterrupted
+		fmt.Fprintf(stderr, "trawl: interrupted: %s\n", oneLine(err.Error()))
+		return code
 	}
 	fmt.Fprintf(stderr, "trawl: %s\n", oneLine(err.Error()))
 	return code

@@ -137,6 +137,37 @@ func TestKillDuringUpdateDB(t *testing.T) {
 	pristine := filepath.Join(r.dir, "pristine")
 	copyDir(t, crawl, pristine)
 
+	// SIGINT cancels the job: it exits 130 (unless it had finished), releases
+	// the lock and leaves the CrawlDB as it was.
+	{
+		cmd := r.cmd(t.Context(), update...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(took / 3)
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code == exitInterrupted {
+			if !strings.Contains(stderr.String(), "trawl: interrupted") {
+				t.Errorf("interrupted updatedb: stderr lacks the reason:\n%s", stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(crawl, "crawldb", crawldb.LockFile)); !os.IsNotExist(err) {
+				t.Errorf("interrupted updatedb left its lock: %v", err)
+			}
+			if got := dbDigest(t, r, crawl); got != before {
+				t.Fatal("interrupted updatedb changed the CrawlDB")
+			}
+		} else {
+			t.Logf("SIGINT: updatedb exited %d (it had finished); restarting from the old CrawlDB", code)
+			if err := os.RemoveAll(crawl); err != nil {
+				t.Fatal(err)
+			}
+			copyDir(t, pristine, crawl)
+		}
+	}
+
 	// Kill at fractions of a full run (whatever point each kill reaches;
 	// nothing below depends on where it lands).
 	landed := map[string]int{}

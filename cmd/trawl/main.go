@@ -17,7 +17,14 @@ import (
 )
 
 func main() {
+	// The first SIGINT or SIGTERM cancels the running job, which cleans up
+	// (its staged output, the CrawlDB lock) and exits with status 130; a
+	// second one kills the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr, os.Environ())
 	stop()
 	os.Exit(code)
