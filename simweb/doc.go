@@ -49,11 +49,12 @@
 //     crawled daily for four months): about 23% of pages change every day
 //     (that figure is for .com pages in the summary by Fetterly et al.),
 //     about 40% within a week, while .edu and .gov pages are very static,
-//     most not changing at all in the four months. Here: 22-24% of content
-//     pages have rate >= 1/day, 38-40% >= 1/week; over 120 days about a
-//     third of all pages, and 50-57% of edu/gov pages, are expected not to
-//     change. Some recollections of the paper put the edu/gov figure above
-//     70%; the figure used here is the more conservative "more than half".
+//     most not changing at all in the four months. Here (measured on
+//     webs of 400-1000 hosts, TestRateMix): 22-24% of content pages have a
+//     rate of at least 1/day, 37-39% at least 1/week; over 120 days about a
+//     third of all pages, and 55-57% of edu/gov pages, are expected not to
+//     change. Some summaries put the edu/gov figure above 70%; the figure
+//     used here is the more conservative "more than half".
 //   - Fetterly, Manasse, Najork and Wiener, "A Large-Scale Study of the
 //     Evolution of Web Pages", WWW 2003 (151 million pages, weekly for 11
 //     weeks): change frequency depends strongly on the top-level domain,
@@ -125,6 +126,7 @@
 // every request with real and simulated times, host, path, status,
 // connection id and request number on the connection; it keeps the latest
 // AccessLogLimit entries in memory and can stream JSON lines; Stats
-// summarizes it per host for politeness checks. Server.DNSLog records DNS
-// queries.
+// summarizes it per host for politeness checks (call Server.WaitIdle
+// first: a request is logged when its handler returns). Server.DNSLog
+// records DNS queries.
 package simweb

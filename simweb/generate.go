@@ -256,6 +256,7 @@ func (g *generator) makeHosts() {
 			h.locale = 2
 		}
 		h.images = 10 + h.content/4
+		h.style = siteStyle(&r)
 	}
 	for k, hn := range hostileNames {
 		h := &w.hosts[cfg.Hosts+k]
@@ -753,4 +754,30 @@ func (g *generator) makeRobots() {
 	for hi := range w.regular {
 		w.hosts[hi].robots = w.makeRobots(hi, g.topDirs[hi], g.leafPath[hi], g.protect[hi])
 	}
+}
+
+// siteStyle writes a site's stylesheet: 10 to 40 rules of boilerplate that
+// every page of the site carries in its <head> (as real sites do; it adds
+// bytes, not words).
+func siteStyle(r *rng) string {
+	selectors := strings.Fields("body h1 h2 p a a:hover ul li img .nav .nav li .content .footer table td th code pre blockquote")
+	props := []string{"color:#%06x", "background:#%06x", "margin:%dpx", "padding:%dpx", "font-size:%dpx", "line-height:1.%d", "border:1px solid #%06x", "max-width:%dpx"}
+	var b strings.Builder
+	for range r.between(10, 40) {
+		b.WriteString(selectors[r.intn(len(selectors))])
+		b.WriteString("{")
+		for k := range r.between(1, 4) {
+			if k > 0 {
+				b.WriteByte(';')
+			}
+			p := props[r.intn(len(props))]
+			if strings.Contains(p, "%06x") {
+				fmt.Fprintf(&b, p, r.next()&0xffffff)
+			} else {
+				fmt.Fprintf(&b, p, r.between(1, 40))
+			}
+		}
+		b.WriteString("}\n")
+	}
+	return b.String()
 }

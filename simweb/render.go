@@ -206,6 +206,11 @@ func (r *renderer) html(id int32, v int, a Addressing) {
 		r.str(t)
 	}
 	r.str("</title>\n")
+	if h.style != "" {
+		r.str("<style>\n")
+		r.str(h.style)
+		r.str("</style>\n")
+	}
 	switch p.flags & (flagNoindex | flagNofollow) {
 	case flagNoindex:
 		r.str("<meta name=\"robots\" content=\"noindex\">\n")

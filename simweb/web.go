@@ -183,8 +183,9 @@ type host struct {
 	keepAlive  int           // requests per connection; 0 = unlimited
 	validators Validators
 	weakETag   bool
-	locale     uint8 // 0 English/UTF-8, 1 Latin/windows-1252, 2 Japanese/Shift_JIS
-	images     int32 // size of the image pool /img/0.png ...
+	locale     uint8  // 0 English/UTF-8, 1 Latin/windows-1252, 2 Japanese/Shift_JIS
+	images     int32  // size of the image pool /img/0.png ...
+	style      string // the site's inline stylesheet (boilerplate in <head>)
 	robots     robotsFile
 	paths      map[string]int32 // path -> page id
 	home       int32
@@ -357,7 +358,8 @@ type PageInfo struct {
 
 // Features are the page features, named as in crawldb.Features. Words
 // counts the whitespace-separated words of the text inside <body> (title
-// excluded, anchor texts included); Outlinks the distinct link targets;
+// excluded, anchor texts included; for a PDF, the words of its text);
+// Outlinks the distinct link targets (a redirect has one, its target);
 // Inlinks the distinct pages of the web linking here; Images the <img>
 // elements; Depth the non-empty path segments; Bytes the size of the body
 // of version 0 as served (later versions differ by a few percent).
