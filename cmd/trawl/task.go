@@ -21,7 +21,7 @@ trawl_job_conf. engine.tempDir and engine.memory apply.
 Examples:
    hadoop jar hadoop-streaming.jar -mapper 'trawl task --phase map' -reducer 'trawl task --phase reduce' ...`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "phase", Usage: "`map|reduce`", Required: true},
+			&cli.StringFlag{Name: "phase", Usage: "the task's `PHASE`: map or reduce (required)"},
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			phase := c.String("phase")
