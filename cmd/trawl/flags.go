@@ -15,6 +15,8 @@ import (
 type flagMapping struct {
 	flag, setting, constant string
 	global                  bool
+	// usage replaces the setting's doc in the flag's help.
+	usage string
 }
 
 // flagMappings lists every flag that sets a setting.
@@ -31,7 +33,8 @@ func flagMappings() []flagMapping {
 		{flag: "max-per-host", setting: config.GenerateMaxPerHost},
 		{flag: "count-mode", setting: config.GenerateCountMode},
 		{flag: "num-fetchers", setting: config.GenerateNumFetchers},
-		{flag: "no-additions", setting: config.UpdateAdditions, constant: "false"},
+		{flag: "no-additions", setting: config.UpdateAdditions, constant: "false",
+			usage: "add no new URLs, neither fetched nor linked; update known ones only"},
 		{flag: "purge-gone", setting: config.UpdatePurgeGone},
 		{flag: "schedule", setting: config.ScheduleName},
 	}
@@ -39,12 +42,17 @@ func flagMappings() []flagMapping {
 
 // flagSetting returns the setting flag sets (see flagMapping).
 func flagSetting(flag string) (setting, constant string, ok bool) {
+	m, ok := lookupFlag(flag)
+	return m.setting, m.constant, ok
+}
+
+func lookupFlag(flag string) (flagMapping, bool) {
 	for _, m := range flagMappings() {
 		if m.flag == flag {
-			return m.setting, m.constant, true
+			return m, true
 		}
 	}
-	return "", "", false
+	return flagMapping{}, false
 }
 
 // commandSettingFlags returns a flag for every setting flag that is not
@@ -62,18 +70,21 @@ func commandSettingFlags() []cli.Flag {
 // settingFlag makes the flag called name for the setting it maps to, with
 // the setting's doc, default and environment variable in its help.
 func settingFlag(name string, aliases ...string) cli.Flag {
-	setting, constant, ok := flagSetting(name)
+	m, ok := lookupFlag(name)
 	if !ok {
 		panic(fmt.Sprintf("trawl: flag --%s maps to no setting", name))
 	}
-	s, ok := config.Lookup(setting)
+	s, ok := config.Lookup(m.setting)
 	if !ok {
-		panic(fmt.Sprintf("trawl: flag --%s: no setting %q", name, setting))
+		panic(fmt.Sprintf("trawl: flag --%s: no setting %q", name, m.setting))
+	}
+	if m.usage != "" {
+		s.Doc = m.usage
 	}
 	if s.Kind == config.Bool {
 		usage := fmt.Sprintf("%s (setting %s, $%s)", s.Doc, s.Name, config.EnvName(s.Name))
-		if constant != "" {
-			usage = fmt.Sprintf("set %s to %s: %s ($%s)", s.Name, constant, s.Doc, config.EnvName(s.Name))
+		if m.constant != "" {
+			usage = fmt.Sprintf("%s (sets %s=%s, $%s)", s.Doc, s.Name, m.constant, config.EnvName(s.Name))
 		}
 		return &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, DisableDefaultText: true}
 	}

@@ -48,7 +48,7 @@ Examples:
    trawl readdb dump --format json --status db_fetched --regex '^https://example\.com/' --limit 100
    trawl readdb dump --format parquet --output crawldb.parquet`,
 				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "format", Value: "csv", Usage: "`csv|json|parquet`"},
+					&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line) or parquet"},
 					&cli.StringFlag{Name: "status", Usage: "only rows with status `S` (db_unfetched, db_fetched, ...)"},
 					&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
 					&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
