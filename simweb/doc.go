@@ -96,7 +96,7 @@
 // sends Connection: close and closes after the N-th), HTTP/1.0 hosts
 // (HTTP/1.0 status line, close after every response, half without
 // Content-Length), slow hosts, hosts that are down (503), flaky hosts (503
-// outage days, 5% connection resets), hosts with pages that answer 500,
+// on a quarter of the simulated days, 5% of requests reset on the others), hosts with pages that answer 500,
 // robots.txt (404, allow-all, disallowed directories with Allow
 // exceptions, Disallow: /, a 301 to the real file, Crawl-delay on small
 // hosts, a BadBot group), 404s, 301/302 redirects (some with relative

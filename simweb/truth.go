@@ -26,7 +26,7 @@ type TruthPage struct {
 	// missing, trap, huge, gzip_bomb, hostile or unresolvable.
 	Kind string `parquet:"kind,dict"`
 	// Status is the HTTP status a GET gets when the host is healthy (0: no
-	// response: blackhole, reset, unresolvable).
+	// response: blackhole, reset, unresolvable; 503 on hosts always down).
 	Status int32 `parquet:"status"`
 	// Target is the redirect target's URL ("" if not a redirect).
 	Target string `parquet:"target"`
@@ -104,7 +104,7 @@ func (w *Web) truthRow(r *renderer, id int32, a Addressing) TruthPage {
 	info := w.pageInfo(id)
 	row := TruthPage{
 		ID: id, URL: w.URL(int(id), a), Host: h.name, Path: p.path,
-		Kind: p.kind.String(), Status: int32(p.status),
+		Kind: p.kind.String(), Status: int32(info.Status),
 		ContentType: p.contentType(),
 		Genre:       h.genre.String(), HostRole: h.role.String(),
 		ChangeRate: p.rate, ChangeClass: p.class.String(),

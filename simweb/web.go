@@ -338,7 +338,8 @@ type PageInfo struct {
 	Host int
 	Path string
 	Kind Kind
-	// Status is what a GET answers on a healthy day (0: no answer).
+	// Status is what a GET answers on a healthy day (0: no answer; 503 on
+	// hosts that are always down).
 	Status int
 	// Target is the redirect target's page id, or -1.
 	Target int
@@ -389,8 +390,12 @@ func (w *Web) Page(id int) PageInfo {
 // pageInfo is Page without the rendered features.
 func (w *Web) pageInfo(id int32) PageInfo {
 	p := &w.pages[id]
+	status := int(p.status)
+	if w.hosts[p.host].role == RoleDown {
+		status = 503 // never a healthy day
+	}
 	return PageInfo{
-		ID: int(id), Host: int(p.host), Path: p.path, Kind: p.kind, Status: int(p.status),
+		ID: int(id), Host: int(p.host), Path: p.path, Kind: p.kind, Status: status,
 		Target: int(p.target), Rate: p.rate, ChangeClass: p.class,
 		Created:  time.Unix(p.created, 0).UTC(),
 		PageRank: p.pagerank,
