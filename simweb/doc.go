@@ -66,9 +66,13 @@
 //     Poisson process per page), with rates spread widely across pages.
 //     Here: exactly that process, with a broad multimodal rate
 //     distribution.
-//   - Ntoulas, Cho and Olston, "What's New on the Web?", WWW 2004: of the
-//     pages that persist, about half do not change in a year. Here: 17% of
-//     pages never change and about 15% more change less than once a year.
+//   - Ntoulas, Cho and Olston, "What's New on the Web?", WWW 2004 (154
+//     sites, weekly for a year): of the pages that persist, about half do
+//     not change in a year. That is more static than Cho and Garcia-Molina's
+//     daily crawl allows (about 30% unchanged after only four months); the
+//     mix follows Cho and Garcia-Molina. Here: 18% of pages never change,
+//     12% change less than once a year, and about 26% are expected to stay
+//     unchanged for a year.
 //
 // # Content
 //
