@@ -142,6 +142,11 @@ func TestServeContent(t *testing.T) {
 			}
 			v := w.Version(int(id), sim)
 			want, _ := r.body(id, v, s.Addressing())
+			if id%50 == 0 {
+				if b, err := w.Body(int(id), v, s.Addressing()); err != nil || !bytes.Equal(b, want) {
+					t.Fatalf("Body(%d, %d): %v", id, v, err)
+				}
+			}
 			if !bytes.Equal(body, want) {
 				t.Fatalf("%s: body differs from version %d", u, v)
 			}
@@ -184,6 +189,9 @@ func TestServeContent(t *testing.T) {
 		}
 	}
 	t.Logf("checked %v", checked)
+	if _, err := w.Body(int(w.special.loop), 0, Addressing{}); err == nil {
+		t.Error("Body of a redirect succeeded")
+	}
 	if checked[KindLeaf] == 0 || checked[KindRedirect] == 0 || checked[KindMissing] == 0 || checked[KindDocument] == 0 {
 		t.Errorf("too few kinds checked: %v", checked)
 	}

@@ -387,6 +387,21 @@ func (w *Web) Page(id int) PageInfo {
 	return info
 }
 
+// Body returns the body of content page id at version v as a server with
+// addressing a serves it (encoded in the page's charset), for tests that
+// need pages without a server.
+func (w *Web) Body(id, version int, a Addressing) ([]byte, error) {
+	if id < 0 || id >= len(w.pages) {
+		return nil, fmt.Errorf("simweb: no page %d", id)
+	}
+	p := &w.pages[id]
+	if !p.kind.IsContent() || p.flags&flagBroken != 0 || version < 0 {
+		return nil, fmt.Errorf("simweb: page %d (%s %s) has no version %d", id, p.kind, p.path, version)
+	}
+	body, _ := w.newRenderer().body(int32(id), version, a)
+	return body, nil
+}
+
 // pageInfo is Page without the rendered features.
 func (w *Web) pageInfo(id int32) PageInfo {
 	p := &w.pages[id]
