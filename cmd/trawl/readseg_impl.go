@@ -39,6 +39,7 @@ func stageOf[T any](dir string) stage {
 		dump: func(fsys storage.FS, path string, limit int64, w io.Writer) error {
 			var n int64
 			var buf []byte
+			enc := newRecordEncoder[T]()
 			return eachPart[T](fsys, path, func(r *parquetio.Reader[T]) (bool, error) {
 				for rec, err := range r.All() {
 					if err != nil {
@@ -48,7 +49,7 @@ func stageOf[T any](dir string) stage {
 						return false, nil
 					}
 					n++
-					buf = appendRecordJSON(buf[:0], rec, [2]string{"dir", dir})
+					buf = enc.append(buf[:0], rec, [2]string{"dir", dir})
 					buf = append(buf, '\n')
 					if _, err := w.Write(buf); err != nil {
 						return false, err
