@@ -146,7 +146,22 @@ func TestKillDuringUpdateDB(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(took / 3)
+		// Meanwhile a second writer fails at once, naming the running
+		// updatedb (unless updatedb already finished: its seed is a URL the
+		// CrawlDB has, so that inject would change no row).
+		lockPath := filepath.Join(crawl, "crawldb", crawldb.LockFile)
+		for deadline := time.Now().Add(took); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(lockPath); err == nil {
+				break
+			}
+		}
+		writeTestFile(t, filepath.Join(r.dir, "again.txt"), "http://h0000.sim.test/p/0.html\n")
+		if res := r.run("--crawl", crawl, "inject", "again.txt"); res.code == exitLocked {
+			assertCleanError(t, res, "locked", `"updatedb"`, "running")
+		} else {
+			t.Logf("the concurrent inject exited %d (updatedb was not holding the lock then)", res.code)
+		}
+		time.Sleep(took / 4)
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 		if code := cmd.ProcessState.ExitCode(); code == exitInterrupted {
