@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,7 +43,7 @@ func (s *session) runner() (*mapreduce.LocalRunner, error) {
 		ProgressInterval: cfg.Duration(config.EngineProgressInterval),
 	}
 	// Progress bars and counter tables are info-level chatter.
-	if s.log.Enabled(nil, slog.LevelInfo) {
+	if s.log.Enabled(context.Background(), slog.LevelInfo) {
 		r.Progress = s.io.stderr
 	}
 	return r, nil
