@@ -216,7 +216,7 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+	if err := recoverDB(env, cp, log); err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
 	currentPath := path.Join(cp.dbPath, crawldb.CurrentName)

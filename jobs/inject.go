@@ -186,7 +186,7 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+	if err := recoverDB(env, cp, log); err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
 

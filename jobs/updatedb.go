@@ -126,10 +126,10 @@ type segmentInput struct {
 // UpdateDB holds the CrawlDB lock for the whole run, writes the new CrawlDB
 // beside the current one and installs it with crawldb.Install, then writes
 // UpdatedMarker into every merged segment (which ends the segment's
-// generate lock). On any failure the old CrawlDB is left as it was. If the
-// process dies after the install but before a marker is written, that
-// segment stays pending (its URLs are held back until crawl.gen.delay) and
-// must not be merged again.
+// generate lock). On any failure the old CrawlDB is left as it was. The
+// new CrawlDB version lists the segments merged into it, so if the process
+// dies after the install but before a marker is written, the next job that
+// takes the lock writes the missing markers (recoverDB).
 func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult, err error) {
 	start := time.Now()
 	if len(o.Segments) == 0 {
@@ -205,7 +205,7 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+	if err := recoverDB(env, cp, log); err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
 	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
@@ -237,16 +237,26 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
+	// Record the merged segments inside the new version before installing
+	// it, so the install itself records them (see recoverDB).
+	merged := mergedSegments{Time: time.Now().UTC(), CrawlDB: cp.dbURI}
+	for _, s := range segs {
+		merged.Segments = append(merged.Segments, s.uri)
+	}
+	list, err := json.Marshal(merged)
+	if err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	if err := storage.WriteFileAtomic(cp.fs, path.Join(cp.dbPath, newName, mergedSegmentsFile), list); err != nil {
+		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
 	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
 		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
 	}
-	marker, _ := json.Marshal(struct {
-		Time    time.Time `json:"time"`
-		CrawlDB string    `json:"crawldb"`
-	}{time.Now().UTC(), cp.dbURI})
 	for _, s := range segs {
-		if err := storage.WriteFileAtomic(s.fs, path.Join(s.path, UpdatedMarker), append(marker, '\n')); err != nil {
-			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (do not merge it again): %w", s.uri, err)
+		if err := markMerged(s.fs, s.path, merged); err != nil {
+			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
 		}
 	}
 

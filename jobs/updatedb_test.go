@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -308,5 +309,41 @@ func TestUpdateDBFailureKeepsCrawlDB(t *testing.T) {
 	// And a good run still works.
 	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUpdateDBMarkerRollForward simulates a crash after the new CrawlDB was
+// installed but before the segments were marked merged: the next job that
+// takes the lock writes the markers, so the segments are neither held back
+// nor merged (and their link cash counted) twice.
+func TestUpdateDBMarkerRollForward(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	env := testEnv(t)
+	segs := writeManySegments(t, env, now)
+	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched}); err != nil {
+		t.Fatal(err)
+	}
+	before := readDB(t, env)
+	for _, s := range segs {
+		if err := os.Remove(filepath.Join(s, UpdatedMarker)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Any job holding the lock repairs it; generate finds the segments'
+	// URLs no longer pending.
+	_, err := Generate(context.Background(), env, GenerateOptions{Now: now, Schedule: defaultSched})
+	if err != nil && !errors.Is(err, ErrNothingDue) {
+		t.Fatal(err)
+	}
+	for _, s := range segs {
+		if !dirExists(filepath.Join(s, UpdatedMarker)) {
+			t.Errorf("%s: marker not rolled forward", s)
+		}
+	}
+	if _, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched}); err == nil {
+		t.Error("a segment merged before the crash was merged again")
+	}
+	if after := readDB(t, env); !reflect.DeepEqual(before, after) {
+		t.Error("the CrawlDB changed")
 	}
 }
