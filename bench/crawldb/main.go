@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +41,22 @@ func main() {
 			fmt.Fprintln(os.Stderr, "copy:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "gen" {
+		// gen CRAWL URLS FETCHED LINKS PARTS: build the synthetic crawl in a
+		// process of its own, so the measured processes do not inherit a
+		// large parent's memory high-water mark across fork and exec.
+		n := make([]int, 4)
+		for i := range n {
+			n[i], _ = strconv.Atoi(os.Args[3+i])
+		}
+		seg, err := generateData(os.Args[2], n[0], n[1], n[2], n[3])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gen:", err)
+			os.Exit(1)
+		}
+		fmt.Println(seg)
 		return
 	}
 	var (
@@ -75,17 +93,20 @@ func run(log *slog.Logger, trawl, dir string, urls, fetched, links, parts int, m
 		return err
 	}
 	crawl := filepath.Join(dir, "crawl")
-	start := time.Now()
-	seg, err := generateData(crawl, urls, fetched, links, parts)
-	if err != nil {
-		return fmt.Errorf("building the synthetic crawl: %w", err)
-	}
-	log.Info("synthetic crawl built", "dir", crawl, "urls", urls, "fetched", fetched, "took", time.Since(start).Round(time.Millisecond))
-
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	gen := exec.Command(self, "gen", crawl, strconv.Itoa(urls), strconv.Itoa(fetched), strconv.Itoa(links), strconv.Itoa(parts))
+	gen.Stderr = os.Stderr
+	out, err := gen.Output()
+	if err != nil {
+		return fmt.Errorf("building the synthetic crawl: %w", err)
+	}
+	seg := strings.TrimSpace(string(out))
+	log.Info("synthetic crawl built", "dir", crawl, "urls", urls, "fetched", fetched, "took", time.Since(start).Round(time.Millisecond))
+
 	current := filepath.Join(crawl, "crawldb", "current")
 	var ms []measurement
 	m, err := measure("copy limit", urls, self, "copy", current, filepath.Join(dir, "copy"))
@@ -133,24 +154,62 @@ func numCPU() int {
 	return runtimeNumCPU()
 }
 
-// measure runs a command, waits for it and returns its wall time and peak RSS.
+// measure runs a command, waits for it and returns its wall time and peak
+// RSS. The peak is the largest VmHWM read from /proc while it runs (sampled
+// every 10 ms), and at least the kernel's ru_maxrss.
 func measure(name string, records int, bin string, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = os.Stderr
 	start := time.Now()
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return measurement{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var hwm atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			if v := vmHWM(cmd.Process.Pid); v > hwm.Load() {
+				hwm.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
 	wall := time.Since(start)
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && name == "generate" && exit.ExitCode() == 1) {
 		return measurement{}, fmt.Errorf("%s: %w", name, err)
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	var rss int64
-	if ru != nil {
+	rss := hwm.Load()
+	if ru != nil && hwm.Load() == 0 {
 		rss = ru.Maxrss * 1024 // Linux reports KiB
 	}
 	return measurement{name: name, records: records, wall: wall, maxRSS: rss}, nil
+}
+
+// vmHWM returns a process's peak resident set size in bytes from
+// /proc/PID/status, or 0 if it cannot be read (the process has exited).
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 // copyLimit reads every row of every part in src and writes it to a part of
