@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Interoperability check: DuckDB (an independent Parquet reader) reads a
+# CrawlDB that trawl wrote and agrees with `trawl readdb stats`.
+# Usage: scripts/duckdb-check.sh [TRAWL_BINARY]
+# DuckDB comes from the npm registry (@duckdb/node-api ships its native
+# library inside the package); without node/npm the check is skipped.
+set -euo pipefail
+trawl=$(realpath "${1:-bin/trawl}")
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	echo "duckdb-check: node/npm not found; skipped"
+	exit 0
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+crawl="$work/crawl"
+
+for h in 1 2 3; do
+	for p in 1 2 3 4 5; do echo "http://h000$h.sim.test/p/$p.html"; done
+done >"$work/seeds.txt"
+printf 'http://h0009.sim.test/\tscore=3\tcategory=news\n' >>"$work/seeds.txt"
+"$trawl" --crawl "$crawl" --log-level warn inject "$work/seeds.txt" >/dev/null
+"$trawl" --crawl "$crawl" --log-level warn generate --topN 4 >/dev/null
+want=$("$trawl" --crawl "$crawl" readdb stats --json)
+
+(cd "$work" && npm install --silent --no-audit --no-fund @duckdb/node-api@1.5.6-r.1 >/dev/null 2>&1) || {
+	echo "duckdb-check: could not install @duckdb/node-api from npm; skipped"
+	exit 0
+}
+cat >"$work/q.mjs" <<'JS'
+import { DuckDBInstance } from '@duckdb/node-api';
+const [dir, wantJSON] = process.argv.slice(2);
+const want = JSON.parse(wantJSON);
+const c = await (await DuckDBInstance.create(':memory:')).connect();
+const q = async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson();
+const glob = `'${dir}/*.parquet'`;
+const [t] = await q(`SELECT count(*) AS n, count(DISTINCT host) AS hosts, max(score) AS smax,
+  min(fetch_interval) AS imin FROM ${glob}`);
+const [m] = await q(`SELECT metadata['category'] AS cat FROM ${glob} WHERE url = 'http://h0009.sim.test/'`);
+const fail = [];
+if (Number(t.n) !== want.total) fail.push(`rows ${t.n} != ${want.total}`);
+if (Number(t.hosts) !== want.hosts) fail.push(`hosts ${t.hosts} != ${want.hosts}`);
+if (Number(t.smax) !== want.score_max) fail.push(`max score ${t.smax} != ${want.score_max}`);
+if (Number(t.imin) !== want.fetch_interval_min) fail.push(`min interval ${t.imin} != ${want.fetch_interval_min}`);
+if (String(m?.cat) !== 'news') fail.push(`metadata map: ${JSON.stringify(m)}`);
+if (fail.length) { console.error('duckdb-check: FAIL: ' + fail.join('; ')); process.exit(1); }
+console.log(`duckdb-check: DuckDB reads the CrawlDB: ${t.n} rows, ${t.hosts} hosts, agrees with readdb stats`);
+JS
+(cd "$work" && node q.mjs "$crawl/crawldb/current" "$want")
