@@ -6,7 +6,9 @@
 //  2. the config file trawl.yaml: the file named by --config, else by the
 //     environment variable TRAWL_CONFIG, else ./trawl.yaml if it exists;
 //  3. the environment: TRAWL_ followed by the name in upper snake case
-//     ("generate.topN" is TRAWL_GENERATE_TOP_N, "crawl" is TRAWL_CRAWL);
+//     ("generate.topN" is TRAWL_GENERATE_TOP_N, "crawl" is TRAWL_CRAWL),
+//     unless the setting names its own variable (Setting.Env:
+//     fetcher.agent is TRAWL_AGENT);
 //  4. command-line flags.
 //
 // The config file may nest names ("generate:" then "topN: 1000" indented)
@@ -144,7 +146,7 @@ func Load(o LoadOptions) (*Config, error) {
 	}
 
 	for _, name := range c.order {
-		key := EnvName(name)
+		key := c.values[name].EnvVar()
 		raw, ok := env[key]
 		if !ok {
 			continue
@@ -156,7 +158,7 @@ func Load(o LoadOptions) (*Config, error) {
 	known := make(map[string]bool, len(c.order)+1)
 	known[EnvConfigFile] = true
 	for _, name := range c.order {
-		known[EnvName(name)] = true
+		known[c.values[name].EnvVar()] = true
 	}
 	var unknown []string
 	for k := range env {
@@ -345,7 +347,7 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-// EnvName returns the environment variable of a setting: TRAWL_ and the
+// EnvName returns the environment variable of a setting name: TRAWL_ and the
 // name in upper snake case, dots and camel-case humps becoming underscores
 // ("generate.topN" → TRAWL_GENERATE_TOP_N).
 func EnvName(name string) string {

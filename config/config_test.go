@@ -24,7 +24,7 @@ func TestTableIsValid(t *testing.T) {
 		if _, err := parse(s, s.Default); err != nil {
 			t.Errorf("%s: default %q does not parse: %v", s.Name, s.Default, err)
 		}
-		e := EnvName(s.Name)
+		e := s.EnvVar()
 		if other, dup := envs[e]; dup {
 			t.Errorf("%s and %s share the environment variable %s", s.Name, other, e)
 		}
@@ -164,7 +164,8 @@ func TestFileErrors(t *testing.T) {
 		want []string
 	}{
 		{"generate:\n  topn: 5\n", []string{"bad.yaml:2", `unknown setting "generate.topn"`, `did you mean "generate.topN"`}},
-		{"fetcher:\n  threads: 5\n", []string{"bad.yaml:1", `unknown setting "fetcher"`}},
+		{"indexer:\n  threads: 5\n", []string{"bad.yaml:1", `unknown setting "indexer"`}},
+		{"fetcher:\n  threads: 5\n", []string{"bad.yaml:2", `unknown setting "fetcher.threads"`}},
 		{"generate.topN: lots\n", []string{"bad.yaml:1", "generate.topN", `"lots" is not an integer`}},
 		{"log.level: loud\n", []string{"bad.yaml:1", "not one of debug, info, warn, error"}},
 		{"engine.memory: 12 parsecs\n", []string{"bad.yaml:1", "unknown unit"}},
@@ -309,5 +310,24 @@ func TestGetterMisuse(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestAgentEnv checks that fetcher.agent is read from TRAWL_AGENT, its own
+// variable, and that the derived name is then not a setting's.
+func TestAgentEnv(t *testing.T) {
+	c, err := Load(LoadOptions{Dir: t.TempDir(), Env: []string{"TRAWL_AGENT=mybot", "TRAWL_FETCHER_AGENT=other"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String(FetcherAgent); got != "mybot" {
+		t.Errorf("fetcher.agent = %q, want mybot", got)
+	}
+	if v, _ := c.Get(FetcherAgent); v.Source.String() != "env TRAWL_AGENT" {
+		t.Errorf("source %s", v.Source)
+	}
+	w := c.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "TRAWL_FETCHER_AGENT") {
+		t.Errorf("warnings %q, want one about TRAWL_FETCHER_AGENT", w)
 	}
 }

@@ -60,6 +60,17 @@ type Setting struct {
 	Choices []string
 	// Doc is a one-line description.
 	Doc string
+	// Env, when set, is the setting's environment variable instead of
+	// EnvName(Name) (fetcher.agent is TRAWL_AGENT, as the issue names it).
+	Env string
+}
+
+// EnvVar returns the environment variable that sets s.
+func (s Setting) EnvVar() string {
+	if s.Env != "" {
+		return s.Env
+	}
+	return EnvName(s.Name)
 }
 
 // The names of every setting, for use with the typed getters of Config.
@@ -113,7 +124,29 @@ const (
 	UpdateRetryMax   = "updatedb.retryMax"
 	UpdateMaxInlinks = "updatedb.maxInlinks"
 	UpdatePurgeGone  = "updatedb.purgeGone"
+
+	FetcherAgent                = "fetcher.agent"
+	FetcherServerDelay          = "fetcher.serverDelay"
+	FetcherMaxCrawlDelay        = "fetcher.maxCrawlDelay"
+	FetcherMaxConnections       = "fetcher.maxConnections"
+	FetcherConnectTimeout       = "fetcher.connectTimeout"
+	FetcherReadTimeout          = "fetcher.readTimeout"
+	FetcherContentLimit         = "fetcher.contentLimit"
+	FetcherFollowRedirects      = "fetcher.followRedirects"
+	FetcherTimeLimit            = "fetcher.timeLimit"
+	FetcherAllowPrivate         = "fetcher.allowPrivate"
+	FetcherDNSServers           = "fetcher.dnsServers"
+	FetcherMaxExceptionsPerHost = "fetcher.maxExceptionsPerHost"
+
+	ParserMaxOutlinks         = "parser.maxOutlinks"
+	ParserSignature           = "parser.signature"
+	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
+	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
+	URLFilterScope            = "urlfilter.scope"
 )
+
+// EnvAgent is the environment variable of fetcher.agent.
+const EnvAgent = "TRAWL_AGENT"
 
 // Settings returns the table of every setting, grouped by topic. The slice
 // is new on every call; callers may keep or change it.
@@ -179,6 +212,8 @@ func Settings() []Setting {
 			Doc: "reject URLs with more path segments than this; 0 means no limit"},
 		{Name: URLFilterRegexFiles, Kind: List, Default: "",
 			Doc: "regex URL filter files in Nutch's regex-urlfilter.txt syntax (+REGEX / -REGEX, first match wins)"},
+		{Name: URLFilterScope, Kind: String, Default: "any", Choices: []string{"any", "host", "domain"},
+			Doc: "outlinks parse keeps, relative to their page: any, same host, or same registered domain"},
 
 		{Name: InjectOverwrite, Kind: Bool, Default: "false",
 			Doc: "inject replaces an existing URL's datum with the injected one (db.injector.overwrite)"},
@@ -210,5 +245,39 @@ func Settings() []Setting {
 			Doc: "incoming links counted per URL and update, the highest-cash ones (db.update.max.inlinks); -1 means no limit"},
 		{Name: UpdatePurgeGone, Kind: Bool, Default: "false",
 			Doc: "drop db_gone pages from the CrawlDB (db.update.purge.404)"},
+
+		{Name: FetcherAgent, Kind: String, Default: "", Env: EnvAgent,
+			Doc: "the crawler's name in the User-Agent header and for robots.txt (http.agent.name); fetch requires it"},
+		{Name: FetcherServerDelay, Kind: Duration, Default: "5s",
+			Doc: "politeness delay between two requests to one host (fetcher.server.delay)"},
+		{Name: FetcherMaxCrawlDelay, Kind: Duration, Default: "30s",
+			Doc: "robots.txt Crawl-delay honoured up to this; a host asking more is skipped for the round (fetcher.max.crawl.delay)"},
+		{Name: FetcherMaxConnections, Kind: Int, Default: "64",
+			Doc: "concurrent connections of one fetch task, at most one per host (fetcher.threads.fetch)"},
+		{Name: FetcherConnectTimeout, Kind: Duration, Default: "10s",
+			Doc: "time allowed to connect to a server"},
+		{Name: FetcherReadTimeout, Kind: Duration, Default: "30s",
+			Doc: "time allowed for a response, from the request to the last byte (http.timeout)"},
+		{Name: FetcherContentLimit, Kind: Size, Default: "1MiB",
+			Doc: "bytes of a body kept, after decoding; longer bodies are truncated and marked so (http.content.limit)"},
+		{Name: FetcherFollowRedirects, Kind: Int, Default: "0",
+			Doc: "redirects followed within the fetch; 0 records them for a later round, as Nutch does (http.redirect.max)"},
+		{Name: FetcherTimeLimit, Kind: Duration, Default: "0s",
+			Doc: "a fetch task stops after this and leaves the rest for the next round; 0 means no limit (fetcher.timelimit.mins)"},
+		{Name: FetcherAllowPrivate, Kind: Bool, Default: "false",
+			Doc: "allow fetching from private, loopback and link-local addresses (refused by default)"},
+		{Name: FetcherDNSServers, Kind: List, Default: "",
+			Doc: "DNS servers (host:port) for name lookups; empty means the system's (/etc/resolv.conf)"},
+		{Name: FetcherMaxExceptionsPerHost, Kind: Int, Default: "-1",
+			Doc: "network errors and timeouts on one host before its queue is dropped for the round; -1 means never (fetcher.max.exceptions.per.queue)"},
+
+		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
+			Doc: "most outlinks kept per page; -1 means no limit (db.max.outlinks.per.page)"},
+		{Name: ParserSignature, Kind: String, Default: "md5", Choices: []string{"md5", "text-profile"},
+			Doc: "signature for change detection: md5 (of the text) or text-profile (ignores trivial edits) (db.signature.class)"},
+		{Name: ParserIgnoreInternalLinks, Kind: Bool, Default: "false",
+			Doc: "drop outlinks to the page's own host (db.ignore.internal.links)"},
+		{Name: ParserIgnoreExternalLinks, Kind: Bool, Default: "false",
+			Doc: "drop outlinks to other hosts (db.ignore.external.links)"},
 	}
 }
