@@ -135,6 +135,7 @@ func newApp(sio *stdio) *cli.App {
 			updatedbCommand(sio),
 			readdbCommand(sio),
 			readsegCommand(sio),
+			simwebCommand(sio),
 			configCommand(sio),
 			versionCommand(sio),
 			taskCommand(sio),

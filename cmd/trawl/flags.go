@@ -82,9 +82,9 @@ func settingFlag(name string, aliases ...string) cli.Flag {
 		s.Doc = m.usage
 	}
 	if s.Kind == config.Bool {
-		usage := fmt.Sprintf("%s (setting %s, $%s)", s.Doc, s.Name, config.EnvName(s.Name))
+		usage := fmt.Sprintf("%s (setting %s, $%s)", s.Doc, s.Name, s.EnvVar())
 		if m.constant != "" {
-			usage = fmt.Sprintf("%s (sets %s=%s, $%s)", s.Doc, s.Name, m.constant, config.EnvName(s.Name))
+			usage = fmt.Sprintf("%s (sets %s=%s, $%s)", s.Doc, s.Name, m.constant, s.EnvVar())
 		}
 		return &cli.BoolFlag{Name: name, Aliases: aliases, Usage: usage, DisableDefaultText: true}
 	}
@@ -100,7 +100,7 @@ func settingFlag(name string, aliases ...string) cli.Flag {
 	}
 	return &cli.StringFlag{
 		Name: name, Aliases: aliases, DefaultText: s.Default,
-		Usage: fmt.Sprintf("%s (`%s`; setting %s, $%s)", s.Doc, placeholder, s.Name, config.EnvName(s.Name)),
+		Usage: fmt.Sprintf("%s (`%s`; setting %s, $%s)", s.Doc, placeholder, s.Name, s.EnvVar()),
 	}
 }
 

@@ -1,0 +1,319 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/simweb"
+)
+
+func simwebCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "simweb",
+		Usage: "serve or describe the synthetic web (for tests, demos and evaluation)",
+		Description: `A deterministic synthetic web on loopback: --hosts hosts h0001.sim.test, ...
+with --pages pages, a link graph, changing pages on a simulated clock, robots.txt,
+redirects, 404s and hostile servers (--hazards). The same --seed, --hosts,
+--pages and --hazards always give the same web.
+
+Examples:
+   trawl simweb serve --seed 1 --hosts 100 --pages 5000
+   trawl simweb serve --http 127.0.0.1:8080 --dns 127.0.0.1:5353 --seeds-out seeds.txt
+   trawl simweb truth --out truth.parquet --http 127.0.0.1:8080`,
+		Subcommands: []*cli.Command{
+			{
+				Name:  "serve",
+				Usage: "serve the synthetic web over HTTP and DNS on loopback until interrupted",
+				Description: `Generates the web and serves it: every host on one HTTP listener (--http) by
+Host header, or with --ip-per-host each host on its own 127.0.x.y address too,
+and a DNS server (--dns) answering A records for *.sim.test. Writes the seed
+URLs (every regular host's home page) to --seeds-out, or to a temporary file
+removed on exit, and prints the addresses, the seed file and a trawl crawl
+command for this server. Runs until SIGINT or SIGTERM.
+
+The simulated clock starts at --start (default the web's epoch,
+2026-01-01) and stands still until moved:
+   curl -X POST 'http://HTTP_ADDR/_simweb/clock?advance=1d'
+--access-log FILE writes every request as a JSON line (host, path, status,
+real and simulated times, connection), for politeness checks.
+
+Examples:
+   trawl simweb serve
+   trawl simweb serve --seed 7 --hosts 500 --pages 50000 --latency 0 --hazards none
+   trawl simweb serve --http 127.0.0.1:8080 --dns 127.0.0.1:5353 --seeds-out seeds.txt
+   trawl simweb serve --ip-per-host --hazards default,-crawl-delay --access-log access.jsonl`,
+				Flags: append(simwebGenFlags(),
+					&cli.StringFlag{Name: "dns", Value: "127.0.0.1:0", Usage: "DNS server `ADDR` (loopback; port 0 picks one; empty: no DNS)"},
+					&cli.Float64Flag{Name: "latency", Value: 1, Usage: "scale of the hosts' response latency (`F`; 0: none)"},
+					&cli.StringFlag{Name: "start", Usage: "simulated `TIME` when serving starts (RFC 3339 or a date; default the epoch)"},
+					&cli.StringFlag{Name: "seeds-out", Usage: "write the seed URLs to `FILE` (kept after exit)"},
+					&cli.StringFlag{Name: "access-log", Usage: "append every request to `FILE` as JSON lines"},
+				),
+				Action: action(sio, func(s *session, c *cli.Context) error {
+					if c.Args().Present() {
+						return usageErrorf("simweb serve takes no arguments, got %q", c.Args().First())
+					}
+					return s.simwebServe(c)
+				}),
+			},
+			{
+				Name:  "truth",
+				Usage: "write the synthetic web's ground truth as Parquet",
+				Description: `Writes one Parquet row per URL of the web (kind, status, redirect target, true
+change rate, features, PageRank, robots status, ...) to --out, and with
+--hosts-out one row per host. Give the generation flags of the server
+(--seed, --hosts, --pages, --hazards) and its addressing (--http with the
+server's port, --ip-per-host) so that the URLs match the ones it serves.
+
+Examples:
+   trawl simweb truth --out truth.parquet
+   trawl simweb truth --seed 7 --hosts 500 --pages 50000 --http 127.0.0.1:8080 --out truth.parquet --hosts-out hosts.parquet
+   duckdb -c "select kind, count(*) from 'truth.parquet' group by kind"`,
+				Flags: append(simwebGenFlags(),
+					&cli.StringFlag{Name: "out", Usage: "page truth Parquet `FILE` (required)"},
+					&cli.StringFlag{Name: "hosts-out", Usage: "also write the host truth to `FILE`"},
+				),
+				Action: action(sio, func(s *session, c *cli.Context) error {
+					if c.Args().Present() {
+						return usageErrorf("simweb truth takes no arguments, got %q", c.Args().First())
+					}
+					return s.simwebTruth(c)
+				}),
+			},
+		},
+	}
+}
+
+// simwebGenFlags are the flags that select the web and its addressing,
+// shared by serve and truth.
+func simwebGenFlags() []cli.Flag {
+	d := simweb.DefaultConfig()
+	return []cli.Flag{
+		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` selecting the web"},
+		&cli.IntFlag{Name: "hosts", Value: d.Hosts, Usage: fmt.Sprintf("number of regular hosts (`N`, at most %d)", simweb.MaxHosts)},
+		&cli.IntFlag{Name: "pages", Value: d.Pages, Usage: "number of content pages over all hosts (`N`)"},
+		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "hostile features: `LIST` of slow, failing, traps, bombs, crawl-delay, hostile-links, or none, default, all; -NAME removes one"},
+		&cli.StringFlag{Name: "http", Value: "127.0.0.1:0", Usage: "HTTP listener `ADDR` (loopback; port 0 picks one)"},
+		&cli.BoolFlag{Name: "ip-per-host", Usage: "also serve each host on its own 127.0.x.y address; URLs name hosts by address"},
+	}
+}
+
+// simwebConfig builds the web's Config from the generation flags.
+func simwebConfig(c *cli.Context) (simweb.Config, error) {
+	cfg := simweb.DefaultConfig()
+	cfg.Seed = c.Uint64("seed")
+	cfg.Hosts = c.Int("hosts")
+	cfg.Pages = c.Int("pages")
+	h, err := simweb.ParseHazards(c.String("hazards"))
+	if err != nil {
+		return cfg, usageErrorf("--hazards: %w", err)
+	}
+	cfg.Hazards = h
+	if cfg.Hosts < 1 || cfg.Hosts > simweb.MaxHosts {
+		return cfg, usageErrorf("--hosts must be between 1 and %d, not %d", simweb.MaxHosts, cfg.Hosts)
+	}
+	if cfg.Pages < cfg.Hosts || cfg.Pages > simweb.MaxPages {
+		return cfg, usageErrorf("--pages must be between --hosts (%d) and %d, not %d", cfg.Hosts, simweb.MaxPages, cfg.Pages)
+	}
+	return cfg, nil
+}
+
+// newWeb generates the web the flags describe.
+func (s *session) newWeb(c *cli.Context) (*simweb.Web, error) {
+	cfg, err := simwebConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	w, err := simweb.New(cfg)
+	if err != nil {
+		return nil, withCode(exitFailure, err)
+	}
+	s.log.Info("synthetic web generated", "seed", cfg.Seed, "hosts", cfg.Hosts, "urls", w.NumPages(),
+		"hazards", cfg.Hazards.String(), "duration", time.Since(start).Round(time.Millisecond))
+	return w, nil
+}
+
+// loopbackAddr checks that addr is host:port on a loopback address.
+func loopbackAddr(flag, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErrorf("--%s %q: want 127.0.0.1:PORT: %w", flag, addr, err)
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return usageErrorf("--%s %q: the synthetic web serves on loopback only (127.0.0.0/8 or ::1)", flag, addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return usageErrorf("--%s %q: bad port", flag, addr)
+	}
+	return nil
+}
+
+// writeSeeds writes one URL per line to path, atomically.
+func writeSeeds(path string, urls []string) error {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("seed file: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	for _, u := range urls {
+		bw.WriteString(u)
+		bw.WriteByte('\n')
+	}
+	err = bw.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("seed file %s: %w", path, err)
+	}
+	return nil
+}
+
+func (s *session) simwebServe(c *cli.Context) error {
+	httpAddr, dnsAddr := c.String("http"), c.String("dns")
+	if err := loopbackAddr("http", httpAddr); err != nil {
+		return err
+	}
+	if dnsAddr != "" {
+		if err := loopbackAddr("dns", dnsAddr); err != nil {
+			return err
+		}
+	}
+	if c.Float64("latency") < 0 {
+		return usageErrorf("--latency must be >= 0, not %g", c.Float64("latency"))
+	}
+	var start time.Time
+	if v := c.String("start"); v != "" {
+		t, err := parseNow(v, time.Now())
+		if err != nil {
+			return usageErrorf("--start: %w", err)
+		}
+		start = t
+	}
+	w, err := s.newWeb(c)
+	if err != nil {
+		return err
+	}
+	opts := simweb.ServeOptions{
+		HTTPAddr: httpAddr, DNSAddr: dnsAddr, IPPerHost: c.Bool("ip-per-host"),
+		Latency: c.Float64("latency"), Start: start, Logger: s.log,
+	}
+	if p := c.String("access-log"); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return withCode(exitFailure, fmt.Errorf("--access-log: %w", err))
+		}
+		defer f.Close()
+		opts.AccessLogJSONL = f
+	}
+	srv, err := w.Serve(c.Context, opts)
+	if err != nil {
+		return withCode(exitFailure, err)
+	}
+	defer srv.Close()
+
+	seeds := c.String("seeds-out")
+	if seeds == "" {
+		_, port, _ := net.SplitHostPort(srv.HTTPAddr())
+		seeds = filepath.Join(os.TempDir(), fmt.Sprintf("trawl-simweb-seeds-%d-%s.txt", w.Config().Seed, port))
+		defer os.Remove(seeds)
+	}
+	if err := writeSeeds(seeds, srv.Seeds()); err != nil {
+		return withCode(exitFailure, err)
+	}
+	out := s.io.stdout
+	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s\n", w.Config().Seed, w.Config().Hosts, w.NumPages(), w.Config().Hazards)
+	fmt.Fprintf(out, "http:   %s\n", srv.HTTPAddr())
+	if srv.DNSAddr() != "" {
+		fmt.Fprintf(out, "dns:    %s (udp and tcp)\n", srv.DNSAddr())
+	}
+	fmt.Fprintf(out, "seeds:  %s (%d URLs)\n", seeds, len(srv.Seeds()))
+	fmt.Fprintf(out, "clock:  %s (POST http://%s/_simweb/clock?advance=1d)\n", srv.Now().Format(time.RFC3339), srv.HTTPAddr())
+	crawlCmd := fmt.Sprintf("trawl crawl --seeds %s --allow-private --agent trawl-demo --server-delay 100ms", seeds)
+	if srv.DNSAddr() != "" && !c.Bool("ip-per-host") {
+		crawlCmd += " --dns-server " + srv.DNSAddr()
+	}
+	fmt.Fprintf(out, "crawl:  %s --rounds 3\n", crawlCmd)
+	fmt.Fprintln(out, "serving until interrupted (Ctrl-C)")
+	if f, ok := out.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	<-c.Context.Done()
+	s.log.Info("stopping the synthetic web", "requests", srv.AccessLog().Len())
+	if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return withCode(exitFailure, fmt.Errorf("simweb: %w", err))
+	}
+	return nil
+}
+
+func (s *session) simwebTruth(c *cli.Context) error {
+	out := c.String("out")
+	if out == "" {
+		return usageErrorf("simweb truth: --out FILE is required")
+	}
+	httpAddr := c.String("http")
+	if err := loopbackAddr("http", httpAddr); err != nil {
+		return err
+	}
+	_, portStr, _ := net.SplitHostPort(httpAddr)
+	port, _ := strconv.Atoi(portStr)
+	if port == 0 && c.Bool("ip-per-host") {
+		return usageErrorf("simweb truth: --ip-per-host needs the server's port in --http")
+	}
+	w, err := s.newWeb(c)
+	if err != nil {
+		return err
+	}
+	a := simweb.Addressing{Port: port, IPPerHost: c.Bool("ip-per-host")}
+	if err := writeFileWith(out, func(f *os.File) error { return w.WriteTruthAddressed(f, a) }); err != nil {
+		return withCode(exitFailure, fmt.Errorf("simweb truth: %w", err))
+	}
+	if p := c.String("hosts-out"); p != "" {
+		if err := writeFileWith(p, func(f *os.File) error { return w.WriteHostTruth(f, a) }); err != nil {
+			return withCode(exitFailure, fmt.Errorf("simweb truth: %w", err))
+		}
+	}
+	s.log.Info("truth written", "out", out, "urls", w.NumPages())
+	return nil
+}
+
+// writeFileWith creates path through a temporary file renamed into place,
+// so that a failure leaves no partial file.
+func writeFileWith(path string, write func(*os.File) error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

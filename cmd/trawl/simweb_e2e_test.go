@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/simweb"
+	"github.com/trawl/trawl/storage"
+)
+
+// TestSimwebServeAndTruth runs `trawl simweb serve` as a process, reads
+// what it prints, fetches a seed through its listener, writes the truth
+// with the same flags and the server's port, and stops the server with
+// SIGINT.
+func TestSimwebServeAndTruth(t *testing.T) {
+	r := newRunner(t)
+	seeds := filepath.Join(r.dir, "seeds.txt")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := r.cmd(ctx, "simweb", "serve", "--seed", "3", "--hosts", "12", "--pages", "200",
+		"--latency", "0", "--hazards", "none", "--seeds-out", seeds, "--log-level", "warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+
+	// Read the banner up to "serving until interrupted".
+	fields := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "serving until") {
+			break
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	go io.Copy(io.Discard, stdout)
+	httpAddr := fields["http"]
+	if httpAddr == "" || fields["dns"] == "" {
+		t.Fatalf("banner lacks addresses: %q; stderr %s", fields, stderr.String())
+	}
+	if !strings.Contains(fields["crawl"], "--seeds "+seeds) || !strings.Contains(fields["crawl"], "--dns-server ") {
+		t.Errorf("crawl command line %q", fields["crawl"])
+	}
+
+	data, err := os.ReadFile(seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := strings.Fields(string(data))
+	if len(urls) != 12 {
+		t.Fatalf("%d seeds, want 12", len(urls))
+	}
+	// The first seed, through the listener with its Host header.
+	req, err := http.NewRequest("GET", "http://"+httpAddr+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = strings.SplitN(urls[0], "/", 4)[2] // h0001.sim.test:PORT
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "<html") {
+		t.Errorf("GET %s via %s: %d %.80q", urls[0], httpAddr, resp.StatusCode, body)
+	}
+
+	// The truth with the server's port names the same URLs.
+	truth := filepath.Join(r.dir, "truth.parquet")
+	r.ok("simweb", "truth", "--seed", "3", "--hosts", "12", "--pages", "200", "--hazards", "none",
+		"--http", httpAddr, "--out", truth, "--hosts-out", filepath.Join(r.dir, "hosts.parquet"))
+	rows, err := parquetio.ReadAll[simweb.TruthPage](storage.NewLocal(), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	homes := map[string]bool{}
+	for _, p := range rows {
+		if p.Kind == "home" {
+			homes[p.URL] = true
+		}
+	}
+	for _, u := range urls {
+		if !homes[u] {
+			t.Errorf("seed %s is not a home page of the truth", u)
+		}
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("simweb serve after SIGINT: %v; stderr %s", err, stderr.String())
+	}
+	if _, err := os.Stat(seeds); err != nil {
+		t.Errorf("--seeds-out file removed: %v", err)
+	}
+
+	// Bad flags are usage errors.
+	assertCleanError(t, r.fails(exitUsage, "simweb", "serve", "--http", "10.0.0.1:80"), "loopback")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "truth"), "--out")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "truth", "--out", truth, "--hazards", "lava"), "lava")
+}
