@@ -118,7 +118,7 @@ func newApp(sio *stdio) *cli.App {
 		Reader:               sio.stdin,
 		Writer:               sio.stdout,
 		ErrWriter:            sio.stderr,
-		Flags:                globalFlags(),
+		Flags:                append(globalFlags(), profileFlags()...),
 		HideHelpCommand:      true,
 		EnableBashCompletion: false,
 		Suggest:              true,
@@ -142,6 +142,12 @@ func newApp(sio *stdio) *cli.App {
 		},
 	}
 	app.OnUsageError = onUsageError
+	stopProfiling := func() error { return nil }
+	app.Before = func(c *cli.Context) (err error) {
+		stopProfiling, err = startProfiling(c)
+		return err
+	}
+	app.After = func(*cli.Context) error { return stopProfiling() }
 	for _, c := range app.Commands {
 		prepare(c)
 	}
