@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,7 +38,48 @@ func flagMappings() []flagMapping {
 			usage: "add no new URLs, neither fetched nor linked; update known ones only"},
 		{flag: "purge-gone", setting: config.UpdatePurgeGone},
 		{flag: "schedule", setting: config.ScheduleName},
+
+		{flag: "agent", setting: config.FetcherAgent},
+		{flag: "server-delay", setting: config.FetcherServerDelay},
+		{flag: "max-crawl-delay", setting: config.FetcherMaxCrawlDelay},
+		{flag: "max-connections", setting: config.FetcherMaxConnections},
+		{flag: "connect-timeout", setting: config.FetcherConnectTimeout},
+		{flag: "read-timeout", setting: config.FetcherReadTimeout},
+		{flag: "content-limit", setting: config.FetcherContentLimit},
+		{flag: "follow-redirects", setting: config.FetcherFollowRedirects},
+		{flag: "time-limit", setting: config.FetcherTimeLimit},
+		{flag: "allow-private", setting: config.FetcherAllowPrivate},
+		{flag: "dns-server", setting: config.FetcherDNSServers,
+			usage: "DNS server host:port for name lookups (repeatable; default the system's)"},
+		{flag: "max-exceptions-per-host", setting: config.FetcherMaxExceptionsPerHost},
+
+		{flag: "max-outlinks", setting: config.ParserMaxOutlinks},
+		{flag: "signature", setting: config.ParserSignature},
+		{flag: "scope", setting: config.URLFilterScope},
+		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
+		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
 	}
+}
+
+// fetchFlags are the setting flags of the fetch job.
+func fetchFlags() []cli.Flag {
+	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-connections", "connect-timeout",
+		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
+		"max-exceptions-per-host")
+}
+
+// parseFlags are the setting flags of the parse job.
+func parseFlags() []cli.Flag {
+	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links")
+}
+
+// settingFlags makes the flags called names (see settingFlag).
+func settingFlags(names ...string) []cli.Flag {
+	out := make([]cli.Flag, 0, len(names))
+	for _, n := range names {
+		out = append(out, settingFlag(n))
+	}
+	return out
 }
 
 // flagSetting returns the setting flag sets (see flagMapping).
@@ -97,6 +139,12 @@ func settingFlag(name string, aliases ...string) cli.Flag {
 	}
 	if s.Name == config.CrawlDir {
 		placeholder = "DIR"
+	}
+	if s.Kind == config.List {
+		return &cli.StringSliceFlag{
+			Name: name, Aliases: aliases,
+			Usage: fmt.Sprintf("%s (`VALUE`; setting %s, $%s)", s.Doc, s.Name, s.EnvVar()),
+		}
 	}
 	return &cli.StringFlag{
 		Name: name, Aliases: aliases, DefaultText: s.Default,
@@ -162,9 +210,12 @@ func overrides(c *cli.Context) []config.Override {
 				}
 				v = constant
 			default:
-				if _, isBool := f.(*cli.BoolFlag); isBool {
+				switch f.(type) {
+				case *cli.BoolFlag:
 					v = strconv.FormatBool(ctx.Bool(name))
-				} else {
+				case *cli.StringSliceFlag:
+					v = strings.Join(ctx.StringSlice(name), ",")
+				default:
 					v = ctx.String(name)
 				}
 			}

@@ -147,33 +147,41 @@ func (s *session) inject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	sched, err := s.schedule()
+	o, err := s.injectOptions()
 	if err != nil {
 		return err
+	}
+	if o.Now, err = nowFlag(c); err != nil {
+		return err
+	}
+	o.Seeds = c.Args().Slice()
+	_, err = jobs.Inject(c.Context, env, o)
+	return jobError(err)
+}
+
+// injectOptions returns inject's options from the settings (without Seeds
+// and Now).
+func (s *session) injectOptions() (jobs.InjectOptions, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return jobs.InjectOptions{}, err
 	}
 	filters, err := s.filters()
 	if err != nil {
-		return err
-	}
-	now, err := nowFlag(c)
-	if err != nil {
-		return err
+		return jobs.InjectOptions{}, err
 	}
 	score := s.cfg.Float(config.InjectScore)
 	if score <= 0 {
-		return usageErrorf("%s must be > 0, not %g", config.InjectScore, score)
+		return jobs.InjectOptions{}, usageErrorf("%s must be > 0, not %g", config.InjectScore, score)
 	}
-	_, err = jobs.Inject(c.Context, env, jobs.InjectOptions{
-		Seeds:            c.Args().Slice(),
+	return jobs.InjectOptions{
 		Overwrite:        s.cfg.Bool(config.InjectOverwrite),
 		Update:           s.cfg.Bool(config.InjectUpdate),
 		Score:            float32(score),
-		Now:              now,
 		Schedule:         sched,
 		Filters:          filters,
 		MaxReportedLines: max(1, s.cfg.Int(config.InjectMaxReportedLines)),
-	})
-	return jobError(err)
+	}, nil
 }
 
 func (s *session) generate(c *cli.Context, now time.Time) error {
@@ -181,33 +189,11 @@ func (s *session) generate(c *cli.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	sched, err := s.schedule()
+	o, err := s.generateOptions()
 	if err != nil {
 		return err
 	}
-	o := jobs.GenerateOptions{
-		TopN:        int64(s.cfg.Int(config.GenerateTopN)),
-		MaxPerHost:  s.cfg.Int(config.GenerateMaxPerHost),
-		CountMode:   s.cfg.String(config.GenerateCountMode),
-		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
-		Now:         now,
-		Delay:       s.cfg.Duration(config.GenerateDelay),
-		Schedule:    sched,
-	}
-	if o.TopN < 0 {
-		return usageErrorf("%s must be >= 0, not %d", config.GenerateTopN, o.TopN)
-	}
-	if o.NumFetchers < 1 || o.NumFetchers > mapreduce.MaxReduce {
-		return usageErrorf("%s must be between 1 and %d, not %d", config.GenerateNumFetchers, mapreduce.MaxReduce, o.NumFetchers)
-	}
-	if o.Delay <= 0 {
-		return usageErrorf("%s must be > 0", config.GenerateDelay)
-	}
-	if s.cfg.Bool(config.GenerateFilter) {
-		if o.Filters, err = s.filters(); err != nil {
-			return err
-		}
-	}
+	o.Now = now
 	res, err := jobs.Generate(c.Context, env, o)
 	if err != nil {
 		return jobError(err)
@@ -216,46 +202,84 @@ func (s *session) generate(c *cli.Context, now time.Time) error {
 	return err
 }
 
+// generateOptions returns generate's options from the settings (without
+// Now).
+func (s *session) generateOptions() (jobs.GenerateOptions, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return jobs.GenerateOptions{}, err
+	}
+	o := jobs.GenerateOptions{
+		TopN:        int64(s.cfg.Int(config.GenerateTopN)),
+		MaxPerHost:  s.cfg.Int(config.GenerateMaxPerHost),
+		CountMode:   s.cfg.String(config.GenerateCountMode),
+		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
+		Delay:       s.cfg.Duration(config.GenerateDelay),
+		Schedule:    sched,
+	}
+	if o.TopN < 0 {
+		return o, usageErrorf("%s must be >= 0, not %d", config.GenerateTopN, o.TopN)
+	}
+	if o.NumFetchers < 1 || o.NumFetchers > mapreduce.MaxReduce {
+		return o, usageErrorf("%s must be between 1 and %d, not %d", config.GenerateNumFetchers, mapreduce.MaxReduce, o.NumFetchers)
+	}
+	if o.Delay <= 0 {
+		return o, usageErrorf("%s must be > 0", config.GenerateDelay)
+	}
+	if s.cfg.Bool(config.GenerateFilter) {
+		if o.Filters, err = s.filters(); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
 func (s *session) updatedb(c *cli.Context) error {
 	env, err := s.jobsEnv(c)
 	if err != nil {
 		return err
 	}
-	sched, err := s.schedule()
+	o, err := s.updateOptions()
 	if err != nil {
 		return err
 	}
-	now, err := nowFlag(c)
-	if err != nil {
+	if o.Now, err = nowFlag(c); err != nil {
 		return err
 	}
-	var segs []string
 	for _, a := range c.Args().Slice() {
 		u, err := s.segmentURI(a)
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("updatedb: %w", err))
 		}
-		segs = append(segs, u)
+		o.Segments = append(o.Segments, u)
+	}
+	o.Remerge = c.Bool("remerge")
+	_, err = jobs.UpdateDB(c.Context, env, o)
+	return jobError(err)
+}
+
+// updateOptions returns updatedb's options from the settings (without
+// Segments, Now and Remerge).
+func (s *session) updateOptions() (jobs.UpdateOptions, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return jobs.UpdateOptions{}, err
 	}
 	retry := s.cfg.Int(config.UpdateRetryMax)
 	if retry < 1 {
-		return usageErrorf("%s must be >= 1, not %d", config.UpdateRetryMax, retry)
+		return jobs.UpdateOptions{}, usageErrorf("%s must be >= 1, not %d", config.UpdateRetryMax, retry)
 	}
 	inl := s.cfg.Int(config.UpdateMaxInlinks)
 	if inl == 0 || inl < -1 {
-		return usageErrorf("%s must be positive or -1 (no limit), not %d", config.UpdateMaxInlinks, inl)
+		return jobs.UpdateOptions{}, usageErrorf("%s must be positive or -1 (no limit), not %d", config.UpdateMaxInlinks, inl)
 	}
-	_, err = jobs.UpdateDB(c.Context, env, jobs.UpdateOptions{
-		Segments:    segs,
+	return jobs.UpdateOptions{
 		NoAdditions: !s.cfg.Bool(config.UpdateAdditions),
 		RetryMax:    retry,
 		MaxInlinks:  inl,
 		PurgeGone:   s.cfg.Bool(config.UpdatePurgeGone),
-		Now:         now,
 		Schedule:    sched,
-		Remerge:     c.Bool("remerge"),
-	})
-	return jobError(err)
+	}, nil
 }
 
 func defaultParallelism() int { return runtime.GOMAXPROCS(0) }
