@@ -1,0 +1,585 @@
+package parser
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/text/encoding"
+)
+
+// Link kinds, by the element they come from.
+const (
+	linkA uint8 = iota
+	linkArea
+	linkFrame
+	linkLink
+)
+
+// rawLink is a link as written in the page.
+type rawLink struct {
+	href   string
+	anchor string
+	kind   uint8
+}
+
+// htmlState is the scratch state of one HTML parse; Parsers pool them.
+type htmlState struct {
+	body, anchor, title textBuf
+	links               []rawLink
+	overflow            int // links past MaxRawLinks
+	nofollowLinks       int // links with rel=nofollow
+	open                int // index in links of the open <a>, or -1
+	anchorAlt           string
+	images              int
+	template            int // depth of <template>
+	foreign             int // depth of <svg> / <math>
+	gotTitle            bool
+	baseHref            string
+	hasBase             bool
+	canonical           string
+	refresh             string
+	refreshDelay        int
+	hasRefresh          bool
+	robots              robots
+	meta                map[string]string
+}
+
+func (st *htmlState) reset() {
+	st.body.reset(0)
+	st.anchor.reset(MaxAnchorLength)
+	st.title.reset(MaxTitleLength)
+	clear(st.links)
+	st.links = st.links[:0]
+	st.overflow, st.nofollowLinks, st.open, st.anchorAlt = 0, 0, -1, ""
+	st.images, st.template, st.foreign = 0, 0, 0
+	st.gotTitle, st.baseHref, st.hasBase, st.canonical = false, "", false, ""
+	st.refresh, st.refreshDelay, st.hasRefresh = "", 0, false
+	st.robots = robots{}
+	st.meta = nil
+}
+
+// tooBig reports whether the state holds buffers too large to keep pooled.
+func (st *htmlState) tooBig() bool {
+	return cap(st.body.b) > 4<<20 || cap(st.links) > 1<<14
+}
+
+// decode converts b to UTF-8 (enc nil: b is UTF-8 already). Decoders of
+// legacy encodings replace invalid bytes, so this cannot fail in practice;
+// if it does, the bytes are used as they are.
+func decode(b []byte, enc encoding.Encoding) []byte {
+	if enc == nil {
+		return b
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return b
+	}
+	return out
+}
+
+// parseHTML fills res from an HTML body.
+func (p *Parser) parseHTML(res *Result, body []byte, ctype, pageURL string) {
+	enc, name, src, skip := detectCharset(body, ctype, true)
+	res.Charset, res.CharsetSource = name, src
+	doc := decode(body[skip:], enc)
+
+	st := p.scratch.Get().(*htmlState)
+	st.reset()
+	defer func() {
+		if !st.tooBig() {
+			st.reset()
+			p.scratch.Put(st)
+		}
+	}()
+	st.run(doc)
+
+	res.Text = st.body.String()
+	res.Features.Words = int32(st.body.words)
+	res.Title = st.title.String()
+	res.Features.Images = int32(st.images)
+	res.NoIndex, res.NoFollow, res.NoCache = st.robots.noindex, st.robots.nofollow, st.robots.nocache
+	res.Meta = st.meta
+	if res.Meta == nil {
+		res.Meta = make(map[string]string, 1)
+	}
+	res.Meta["charset"] = name
+	p.resolveLinks(res, st, pageURL)
+}
+
+// parsePlain fills res from a text/plain body.
+func (p *Parser) parsePlain(res *Result, body []byte, ctype string) {
+	enc, name, src, skip := detectCharset(body, ctype, false)
+	res.Charset, res.CharsetSource = name, src
+	var t textBuf
+	t.write(decode(body[skip:], enc))
+	res.Text = t.String()
+	res.Features.Words = int32(t.words)
+	res.Meta = map[string]string{"charset": name}
+}
+
+// isRawText reports the elements whose content the tokenizer returns as
+// one text token.
+func isRawText(a atom.Atom) bool {
+	switch a {
+	case atom.Title, atom.Textarea, atom.Xmp, atom.Plaintext, atom.Script, atom.Style,
+		atom.Noscript, atom.Iframe, atom.Noembed, atom.Noframes:
+		return true
+	}
+	return false
+}
+
+// isBlock reports the elements that separate words (block-level elements,
+// line breaks, table cells, list items, form controls).
+func isBlock(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Body, atom.Br, atom.Button,
+		atom.Caption, atom.Center, atom.Dd, atom.Details, atom.Dialog, atom.Dir, atom.Div, atom.Dl,
+		atom.Dt, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form, atom.Frameset,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Head, atom.Header, atom.Hgroup,
+		atom.Hr, atom.Html, atom.Img, atom.Input, atom.Legend, atom.Li, atom.Main, atom.Menu, atom.Nav,
+		atom.Ol, atom.Optgroup, atom.Option, atom.P, atom.Pre, atom.Section, atom.Select, atom.Summary,
+		atom.Table, atom.Tbody, atom.Td, atom.Textarea, atom.Tfoot, atom.Th, atom.Thead, atom.Tr,
+		atom.Ul, atom.Title, atom.Iframe:
+		return true
+	}
+	return false
+}
+
+// run tokenizes doc and collects text, links and directives.
+func (st *htmlState) run(doc []byte) {
+	z := html.NewTokenizer(bytes.NewReader(doc))
+	var raw atom.Atom // the raw-text element whose content comes next
+	inTitle := false
+	for {
+		switch tt := z.Next(); tt {
+		case html.ErrorToken: // io.EOF; the tokenizer reads from memory
+			st.closeAnchor()
+			if inTitle {
+				st.gotTitle = true
+			}
+			return
+		case html.TextToken:
+			switch raw {
+			case 0:
+				if st.template == 0 {
+					st.text(z.Text())
+				}
+			case atom.Title:
+				if inTitle {
+					st.title.write(z.Text())
+				}
+			case atom.Textarea, atom.Xmp, atom.Plaintext:
+				if st.template == 0 {
+					st.text(z.Text())
+				}
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			a := atom.Lookup(name)
+			raw = 0
+			if isRawText(a) {
+				raw = a
+			}
+			if a == atom.Title && !st.gotTitle && st.foreign == 0 && st.template == 0 {
+				inTitle = true
+			}
+			st.startTag(z, a, hasAttr, tt == html.SelfClosingTagToken)
+		case html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			if a == atom.Title && inTitle {
+				inTitle = false
+				st.gotTitle = true
+			}
+			raw = 0
+			st.endTag(a)
+		}
+	}
+}
+
+// text appends visible text.
+func (st *htmlState) text(s []byte) {
+	st.body.write(s)
+	if st.open >= 0 {
+		st.anchor.write(s)
+	}
+}
+
+// sep separates words.
+func (st *htmlState) sep() {
+	st.body.sep()
+	if st.open >= 0 {
+		st.anchor.sep()
+	}
+}
+
+// attrs reads the attributes of the current tag that f wants: f gets the
+// lower-case key and the unescaped value, valid only during the call.
+func attrs(z *html.Tokenizer, hasAttr bool, f func(key, val []byte)) {
+	for hasAttr {
+		var k, v []byte
+		k, v, hasAttr = z.TagAttr()
+		f(k, v)
+	}
+}
+
+// relTokens reports whether the rel value has nofollow, and whether it
+// names a navigational relation (for <link>) and canonical.
+func relTokens(rel string) (nofollow, nav, canonical bool) {
+	for _, t := range strings.Fields(strings.ToLower(rel)) {
+		switch t {
+		case "nofollow":
+			nofollow = true
+		case "canonical":
+			canonical, nav = true, true
+		case "alternate", "next", "prev", "previous", "first", "last", "up", "home", "index",
+			"start", "contents", "author", "archives":
+			nav = true
+		}
+	}
+	return
+}
+
+func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, hasAttr, selfClosing bool) {
+	if isBlock(a) {
+		st.sep()
+	}
+	switch a {
+	case atom.A:
+		st.closeAnchor() // an <a> closes an open one (the tree builder's rule)
+		if st.template > 0 {
+			return
+		}
+		var href, rel string
+		has := false
+		attrs(z, hasAttr, func(k, v []byte) {
+			switch string(k) {
+			case "href":
+				if !has {
+					href, has = string(v), true
+				}
+			case "rel":
+				rel = string(v)
+			}
+		})
+		if !has {
+			return
+		}
+		if nf, _, _ := relTokens(rel); nf {
+			st.nofollowLinks++
+			return
+		}
+		st.open = st.addLink(href, "", linkA)
+		st.anchor.reset(MaxAnchorLength)
+		st.anchorAlt = ""
+	case atom.Area:
+		if st.template > 0 {
+			return
+		}
+		var href, rel, alt string
+		has := false
+		attrs(z, hasAttr, func(k, v []byte) {
+			switch string(k) {
+			case "href":
+				if !has {
+					href, has = string(v), true
+				}
+			case "rel":
+				rel = string(v)
+			case "alt":
+				alt = string(v)
+			}
+		})
+		if !has {
+			return
+		}
+		if nf, _, _ := relTokens(rel); nf {
+			st.nofollowLinks++
+			return
+		}
+		st.addLink(href, cleanText(alt, MaxAnchorLength), linkArea)
+	case atom.Frame, atom.Iframe:
+		if st.template > 0 {
+			return
+		}
+		var src string
+		has := false
+		attrs(z, hasAttr, func(k, v []byte) {
+			if string(k) == "src" && !has {
+				src, has = string(v), true
+			}
+		})
+		if has {
+			st.addLink(src, "", linkFrame)
+		}
+	case atom.Link:
+		if st.template > 0 {
+			return
+		}
+		var href, rel string
+		has := false
+		attrs(z, hasAttr, func(k, v []byte) {
+			switch string(k) {
+			case "href":
+				if !has {
+					href, has = string(v), true
+				}
+			case "rel":
+				rel = string(v)
+			}
+		})
+		if !has {
+			return
+		}
+		nf, nav, canon := relTokens(rel)
+		if canon && st.canonical == "" {
+			st.canonical = strings.TrimSpace(href)
+		}
+		if nf {
+			st.nofollowLinks++
+			return
+		}
+		if nav {
+			st.addLink(href, "", linkLink)
+		}
+	case atom.Base:
+		if st.hasBase {
+			return
+		}
+		attrs(z, hasAttr, func(k, v []byte) {
+			if string(k) == "href" && !st.hasBase {
+				st.baseHref, st.hasBase = string(v), true
+			}
+		})
+	case atom.Meta:
+		st.metaTag(z, hasAttr)
+	case atom.Img:
+		if st.template > 0 {
+			return
+		}
+		st.images++
+		if st.open >= 0 && st.anchorAlt == "" {
+			attrs(z, hasAttr, func(k, v []byte) {
+				if string(k) == "alt" && st.anchorAlt == "" {
+					st.anchorAlt = cleanText(string(v), MaxAnchorLength)
+				}
+			})
+		}
+	case atom.Template:
+		if !selfClosing {
+			st.template++
+		}
+	case atom.Svg, atom.Math:
+		if !selfClosing {
+			st.foreign++
+		}
+	}
+}
+
+func (st *htmlState) endTag(a atom.Atom) {
+	switch a {
+	case atom.A:
+		st.closeAnchor()
+	case atom.Template:
+		if st.template > 0 {
+			st.template--
+		}
+	case atom.Svg, atom.Math:
+		if st.foreign > 0 {
+			st.foreign--
+		}
+	}
+	if isBlock(a) {
+		st.sep()
+	}
+}
+
+// addLink records a link and returns its index (-1 past MaxRawLinks).
+func (st *htmlState) addLink(href, anchor string, kind uint8) int {
+	if len(st.links) >= MaxRawLinks {
+		st.overflow++
+		return -1
+	}
+	st.links = append(st.links, rawLink{href: href, anchor: anchor, kind: kind})
+	return len(st.links) - 1
+}
+
+// closeAnchor ends the open <a>, giving it its anchor text.
+func (st *htmlState) closeAnchor() {
+	if st.open < 0 {
+		return
+	}
+	anchor := st.anchor.String()
+	if anchor == "" {
+		anchor = st.anchorAlt
+	}
+	st.links[st.open].anchor = anchor
+	st.open = -1
+	st.anchorAlt = ""
+	st.anchor.reset(MaxAnchorLength)
+}
+
+// metaTag handles a <meta>.
+func (st *htmlState) metaTag(z *html.Tokenizer, hasAttr bool) {
+	var name, equiv, content, property string
+	hasContent := false
+	attrs(z, hasAttr, func(k, v []byte) {
+		switch string(k) {
+		case "name":
+			name = strings.ToLower(strings.TrimSpace(string(v)))
+		case "http-equiv":
+			equiv = strings.ToLower(strings.TrimSpace(string(v)))
+		case "property":
+			property = strings.ToLower(strings.TrimSpace(string(v)))
+		case "content":
+			if !hasContent {
+				content, hasContent = string(v), true
+			}
+		}
+	})
+	if !hasContent {
+		return
+	}
+	if name == "robots" {
+		st.robots.parse(content)
+	}
+	if equiv == "refresh" && !st.hasRefresh {
+		if delay, u, ok := parseRefresh(content); ok && u != "" {
+			st.refresh, st.refreshDelay, st.hasRefresh = u, delay, true
+		}
+	}
+	key := name
+	if key == "" {
+		key = property
+	}
+	if key == "" || st.template > 0 {
+		return
+	}
+	if st.meta == nil {
+		st.meta = make(map[string]string, 4)
+	}
+	if _, dup := st.meta[key]; dup || len(st.meta) >= MaxMeta {
+		return
+	}
+	if len(content) > maxMetaValue {
+		content = cutUTF8(content, maxMetaValue)
+	}
+	st.meta[cutUTF8(key, 128)] = strings.ToValidUTF8(content, "\ufffd")
+}
+
+// cutUTF8 cuts s to at most n bytes, at a rune boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xc0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// cleanText collapses white space in s and cuts it at limit runes.
+func cleanText(s string, limit int) string {
+	var t textBuf
+	t.reset(limit)
+	t.write([]byte(s))
+	return t.String()
+}
+
+// robots holds robots directives.
+type robots struct {
+	noindex, nofollow, nocache bool
+}
+
+func (r *robots) directive(d string) {
+	switch strings.ToLower(strings.TrimSpace(d)) {
+	case "noindex":
+		r.noindex = true
+	case "nofollow":
+		r.nofollow = true
+	case "none":
+		r.noindex, r.nofollow = true, true
+	case "noarchive", "nocache":
+		r.nocache = true
+	}
+}
+
+// parse reads a meta robots content value (directives separated by commas
+// or spaces).
+func (r *robots) parse(content string) {
+	for _, d := range strings.FieldsFunc(content, func(c rune) bool { return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' }) {
+		r.directive(d)
+	}
+}
+
+// parseHeader reads an X-Robots-Tag value. Directives after a "name:"
+// prefix are for that user agent only and are ignored, as are valued
+// directives (unavailable_after: ...).
+func (r *robots) parseHeader(v string) {
+	agent := false
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if k, _, ok := strings.Cut(part, ":"); ok {
+			switch strings.ToLower(strings.TrimSpace(k)) {
+			case "unavailable_after", "max-snippet", "max-image-preview", "max-video-preview":
+			default:
+				agent = true
+			}
+			continue
+		}
+		if !agent {
+			r.directive(part)
+		}
+	}
+}
+
+// parseRefresh parses a refresh value: "N", "N; url=U", "N, U", "N;
+// URL='U'" and the other spellings the HTML standard's declarative refresh
+// accepts. u is "" for a refresh of the page itself.
+func parseRefresh(s string) (delay int, u string, ok bool) {
+	s = strings.TrimLeft(s, " \t\n\f\r")
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == 0 && (i >= len(s) || s[i] != '.') {
+		return 0, "", false
+	}
+	if i > 0 {
+		d, err := strconv.Atoi(s[:min(i, 9)])
+		if err != nil {
+			return 0, "", false
+		}
+		delay = d
+	}
+	for i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.') {
+		i++
+	}
+	rest := strings.TrimLeft(s[i:], " \t\n\f\r")
+	if rest == "" {
+		return delay, "", true
+	}
+	if rest[0] != ';' && rest[0] != ',' && len(rest) == len(s[i:]) {
+		return 0, "", false // "5x": not a refresh value
+	}
+	if rest[0] == ';' || rest[0] == ',' {
+		rest = strings.TrimLeft(rest[1:], " \t\n\f\r")
+	}
+	if len(rest) >= 3 && strings.EqualFold(rest[:3], "url") {
+		r := strings.TrimLeft(rest[3:], " \t\n\f\r")
+		if strings.HasPrefix(r, "=") {
+			rest = strings.TrimLeft(r[1:], " \t\n\f\r")
+		}
+	}
+	if rest != "" && (rest[0] == '"' || rest[0] == '\'') {
+		q := rest[0]
+		rest = rest[1:]
+		if j := strings.IndexByte(rest, q); j >= 0 {
+			rest = rest[:j]
+		}
+	}
+	return delay, strings.TrimSpace(rest), true
+}

@@ -1,0 +1,64 @@
+package parser
+
+import "testing"
+
+func TestParseRefresh(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		delay int
+		url   string
+		ok    bool
+	}{
+		{"0; url=http://x/", 0, "http://x/", true},
+		{"5;URL=/a", 5, "/a", true},
+		{"  10 , url = '/q b' ", 10, "/q b", true},
+		{`3; URL="/d"x`, 3, "/d", true},
+		{"0;/plain", 0, "/plain", true},
+		{"1.5; url=/f", 1, "/f", true},
+		{".5; url=/g", 0, "/g", true},
+		{"30", 30, "", true},
+		{"7 ; urlx", 7, "urlx", true},
+		{"url=/x", 0, "", false},
+		{"", 0, "", false},
+		{"5x; url=/y", 0, "", false},
+		{"99999999999999999; url=/z", 999999999, "/z", true},
+	} {
+		d, u, ok := parseRefresh(tc.in)
+		if d != tc.delay || u != tc.url || ok != tc.ok {
+			t.Errorf("parseRefresh(%q) = %d %q %v, want %d %q %v", tc.in, d, u, ok, tc.delay, tc.url, tc.ok)
+		}
+	}
+}
+
+func TestCharsetParam(t *testing.T) {
+	for in, want := range map[string]string{
+		"text/html; charset=Shift_JIS":      "Shift_JIS",
+		"text/html;charset = \"EUC-JP\"":    "EUC-JP",
+		"text/html; CHARSET='x'; other=1":   "x",
+		"text/html; charsetx; charset=utf8": "utf8",
+		"text/html":                         "",
+		"charset=":                          "",
+		"charset=\"unterminated":            "",
+	} {
+		if got := charsetParam(in); got != want {
+			t.Errorf("charsetParam(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTextBuf(t *testing.T) {
+	var b textBuf
+	b.reset(0)
+	b.write([]byte("  a\u00a0b\u3000c\x01d\r\n"))
+	b.sep()
+	b.write([]byte("e\xff"))
+	b.write([]byte("f"))
+	if got := b.String(); got != "a b c d e\ufffdf" || b.words != 5 {
+		t.Errorf("got %q (%d words)", got, b.words)
+	}
+	b.reset(3)
+	b.write([]byte("abcdef gh"))
+	if b.String() != "abc" || !b.full {
+		t.Errorf("limit: %q", b.String())
+	}
+}

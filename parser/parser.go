@@ -1,0 +1,312 @@
+package parser
+
+import (
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// DefaultMaxOutlinks is the default cap on outlinks per page (Nutch's
+// db.max.outlinks.per.page).
+const DefaultMaxOutlinks = 100
+
+// MaxAnchorLength is the most runes of anchor text kept per link (Nutch's
+// db.max.anchor.length).
+const MaxAnchorLength = 100
+
+// MaxTitleLength is the most runes of title kept.
+const MaxTitleLength = 1024
+
+// MaxMeta bounds the entries of Result.Meta; maxMetaValue the bytes of
+// each value.
+const (
+	MaxMeta      = 32
+	maxMetaValue = 1024
+)
+
+// MaxRawLinks bounds the links collected from one page before the checks
+// (a page with more is cut there; LinkStats counts them as "limit").
+const MaxRawLinks = 50000
+
+// ErrUnsupportedType is the error (wrapped) for content that is neither
+// HTML nor plain text.
+var ErrUnsupportedType = errors.New("unsupported content type")
+
+// Options configure a Parser. The zero value resolves and normalizes links
+// with the default normalizer, filters nothing and keeps
+// DefaultMaxOutlinks links per page.
+type Options struct {
+	// Normalizer resolves and normalizes links; nil means the default
+	// (urlutil.ResolveReference).
+	Normalizer *urlutil.Normalizer
+	// Filter, if set, is applied to every outlink (after normalization).
+	Filter urlutil.Filter
+	// Scope keeps only outlinks within the page's host or registered
+	// domain (urlutil.ScopeAny keeps all).
+	Scope urlutil.Scope
+	// IgnoreExternalLinks drops outlinks to other hosts, or other
+	// registered domains when Scope is ScopeDomain (Nutch's
+	// db.ignore.external.links with db.ignore.external.links.mode).
+	IgnoreExternalLinks bool
+	// IgnoreInternalLinks drops outlinks to the page's own host (domain
+	// when Scope is ScopeDomain) (Nutch's db.ignore.internal.links).
+	IgnoreInternalLinks bool
+	// MaxOutlinks caps the outlinks kept per page; 0 means
+	// DefaultMaxOutlinks, a negative value no cap.
+	MaxOutlinks int
+	// TextProfile configures the fuzzy signature; the zero value means
+	// DefaultTextProfile().
+	TextProfile TextProfile
+}
+
+// Result is what parsing one page gives.
+type Result struct {
+	// URL is the page's URL (Content.URL); BaseURL the URL links were
+	// resolved against (<base href>, else Content.BaseURL, else URL),
+	// normalized.
+	URL     string
+	BaseURL string
+	// MediaType is the content type the page was parsed as (text/html,
+	// text/plain, ...); Charset the encoding it was decoded from and
+	// CharsetSource where that came from (CharsetFromHeader, ...).
+	MediaType     string
+	Charset       string
+	CharsetSource string
+	// Title is the page's title, Text its visible text (see the package
+	// doc); both are empty when NoIndex.
+	Title string
+	Text  string
+	// Outlinks are the links kept, in document order (empty when
+	// NoFollow).
+	Outlinks []segment.Outlink
+	// NoIndex, NoFollow and NoCache are the page's robots directives
+	// (meta robots or X-Robots-Tag).
+	NoIndex, NoFollow, NoCache bool
+	// Canonical is the <link rel=canonical> target, normalized ("" if
+	// none or not a valid URL).
+	Canonical string
+	// RefreshURL is the target of a <meta http-equiv=refresh> (normalized;
+	// "" if none) and RefreshDelay its delay in seconds.
+	RefreshURL   string
+	RefreshDelay int
+	// Redirect is RefreshURL when it passed the outlink checks (self,
+	// scope, filters): the URL the page redirects the crawl to.
+	Redirect string
+	// Meta holds the page's <meta name|property content> pairs and
+	// "charset".
+	Meta map[string]string
+	// Features are the page's features (Inlinks 0).
+	Features crawldb.Features
+	// MD5 is MD5Signature and TextProfile TextProfileSignature of the
+	// page's signature text (see the package doc).
+	MD5         []byte
+	TextProfile []byte
+	// Links counts what happened to the page's links.
+	Links LinkStats
+}
+
+// Signature returns the signature of the given kind (SignatureMD5 or
+// SignatureTextProfile; anything else is MD5).
+func (r *Result) Signature(kind string) []byte {
+	if kind == SignatureTextProfile {
+		return r.TextProfile
+	}
+	return r.MD5
+}
+
+// LinkStats counts a page's links by outcome.
+type LinkStats struct {
+	// Found is the number of links in the page (before any check).
+	Found int
+	// Kept is len(Outlinks) (0 under NoFollow, though links are still
+	// checked and counted).
+	Kept int
+	// Dropped counts dropped links by reason: "invalid" (no URL could be
+	// made of it), "self", "duplicate", "internal", "external",
+	// "scope-host" / "scope-domain", a filter's reason prefixed with
+	// "filter-", "cap" (past MaxOutlinks) and "limit" (past MaxRawLinks).
+	Dropped map[string]int
+}
+
+func (s *LinkStats) drop(reason string, n int) {
+	if n == 0 {
+		return
+	}
+	if s.Dropped == nil {
+		s.Dropped = make(map[string]int, 4)
+	}
+	s.Dropped[reason] += n
+}
+
+// Error is a failure to parse one page.
+type Error struct {
+	URL string
+	// Panic is true when the failure was a recovered panic.
+	Panic bool
+	Err   error
+}
+
+// Error implements error.
+func (e *Error) Error() string { return fmt.Sprintf("parse %s: %v", e.URL, e.Err) }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Parser parses pages with fixed Options. It is safe for concurrent use.
+type Parser struct {
+	o       Options
+	norm    *urlutil.Normalizer
+	maxOut  int // <0: no cap
+	scratch sync.Pool // *htmlState
+	profs   sync.Pool // *profiler
+}
+
+// New returns a Parser with options o.
+func New(o Options) *Parser {
+	p := &Parser{o: o, norm: o.Normalizer, maxOut: o.MaxOutlinks}
+	if p.norm == nil {
+		p.norm = urlutil.NewNormalizer(urlutil.NormalizerOptions{})
+	}
+	if p.maxOut == 0 {
+		p.maxOut = DefaultMaxOutlinks
+	}
+	if p.o.TextProfile == (TextProfile{}) {
+		p.o.TextProfile = DefaultTextProfile()
+	}
+	p.scratch.New = func() any { return new(htmlState) }
+	p.profs.New = func() any { return new(profiler) }
+	return p
+}
+
+// Parse parses c with options o; see Parser.Parse.
+func Parse(c segment.Content, o Options) (*Result, error) { return New(o).Parse(c) }
+
+// Parse parses one page. It fails (with an *Error) for a page whose URL
+// cannot be normalized, for content types it cannot parse (wrapping
+// ErrUnsupportedType), and if parsing panics; it never panics itself.
+func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = nil
+			err = &Error{URL: c.URL, Panic: true, Err: fmt.Errorf("panic: %v\n%s", v, stackHead(debug.Stack()))}
+		}
+	}()
+	pageURL, err := p.norm.Normalize(c.URL)
+	if err != nil {
+		return nil, &Error{URL: c.URL, Err: fmt.Errorf("page URL: %w", err)}
+	}
+	base := pageURL
+	if c.BaseURL != "" && c.BaseURL != c.URL {
+		if b, err := p.norm.Normalize(c.BaseURL); err == nil {
+			base = b
+		}
+	}
+	ctype := c.ContentType
+	if ctype == "" {
+		ctype = header(c.Headers, "Content-Type")
+	}
+	media := mediaType(ctype, c.Body)
+	res = &Result{URL: c.URL, BaseURL: base, MediaType: media}
+	res.Features.Depth = int32(urlutil.Depth(pageURL))
+	res.Features.Bytes = int64(len(c.Body))
+	// The charset parameter may be in the header when ContentType holds
+	// the media type only.
+	csType := ctype
+	if headerCharset(csType) == "" {
+		if h := header(c.Headers, "Content-Type"); h != "" {
+			csType = h
+		}
+	}
+	switch media {
+	case "text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml":
+		p.parseHTML(res, c.Body, csType, pageURL)
+	case "text/plain":
+		p.parsePlain(res, c.Body, csType)
+	default:
+		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
+	}
+	if xr := header(c.Headers, "X-Robots-Tag"); xr != "" {
+		var d robots
+		d.parseHeader(xr)
+		res.NoIndex = res.NoIndex || d.noindex
+		res.NoFollow = res.NoFollow || d.nofollow
+		res.NoCache = res.NoCache || d.nocache
+	}
+	p.finish(res, c.Body)
+	return res, nil
+}
+
+// finish computes the signatures and applies the robots directives.
+func (p *Parser) finish(res *Result, body []byte) {
+	sig := res.Text
+	if res.Title != "" {
+		if sig == "" {
+			sig = res.Title
+		} else {
+			sig = res.Title + " " + sig
+		}
+	}
+	res.MD5 = MD5Signature(sig, body)
+	pr := p.profs.Get().(*profiler)
+	res.TextProfile = pr.sum(p.o.TextProfile, sig, body)
+	if cap(pr.arena) < 1<<20 {
+		p.profs.Put(pr)
+	}
+	if res.NoIndex {
+		res.Text, res.Title = "", ""
+	}
+	if res.NoFollow {
+		res.Outlinks = nil
+		res.Links.Kept = 0
+	}
+	res.Features.Outlinks = int32(len(res.Outlinks))
+}
+
+// mediaType returns the lower-case media type of ctype, sniffing body when
+// ctype is empty or application/octet-stream.
+func mediaType(ctype string, body []byte) string {
+	mt := ""
+	if ctype != "" {
+		if m, _, err := mime.ParseMediaType(ctype); err == nil {
+			mt = m
+		} else {
+			mt = strings.ToLower(strings.TrimSpace(strings.SplitN(ctype, ";", 2)[0]))
+		}
+	}
+	if mt == "" || mt == "application/octet-stream" || mt == "unknown/unknown" {
+		if m, _, err := mime.ParseMediaType(http.DetectContentType(body)); err == nil {
+			mt = m
+		}
+	}
+	return mt
+}
+
+// header returns the value of the named header, matched case-insensitively.
+func header(h map[string]string, name string) string {
+	if v, ok := h[name]; ok {
+		return v
+	}
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// stackHead keeps the first lines of a stack trace for an error message.
+func stackHead(st []byte) string {
+	lines := strings.SplitN(string(st), "\n", 16)
+	if len(lines) > 15 {
+		lines = lines[:15]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,82 @@
+package parser
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// textBuf accumulates text with whitespace collapsed: runs of white space
+// (and control characters) become one space between words, none at the
+// ends. It counts the words it writes and can be capped at a number of
+// runes. Invalid UTF-8 is written as U+FFFD, so the result is always valid
+// UTF-8.
+type textBuf struct {
+	b     []byte
+	space bool // a separator is pending
+	words int
+	runes int
+	limit int // most runes kept; 0: no limit
+	full  bool
+}
+
+func (t *textBuf) reset(limit int) {
+	t.b = t.b[:0]
+	t.space, t.full = false, false
+	t.words, t.runes, t.limit = 0, 0, limit
+}
+
+// sep asks for a separator before the next word.
+func (t *textBuf) sep() { t.space = true }
+
+// startRune is called before writing a non-space rune.
+func (t *textBuf) startRune() bool {
+	if t.limit > 0 && t.runes >= t.limit {
+		t.full = true
+		return false
+	}
+	if len(t.b) == 0 {
+		t.words++
+		t.space = false
+	} else if t.space {
+		t.b = append(t.b, ' ')
+		t.words++
+		t.space = false
+	}
+	t.runes++
+	return true
+}
+
+// write appends text.
+func (t *textBuf) write(s []byte) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			if c <= ' ' || c == 0x7f {
+				t.space = true
+				continue
+			}
+			if t.startRune() {
+				t.b = append(t.b, c)
+			}
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		i += n
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == '\ufeff' {
+			t.space = true
+			continue
+		}
+		if !t.startRune() {
+			continue
+		}
+		if r == utf8.RuneError {
+			t.b = utf8.AppendRune(t.b, utf8.RuneError)
+		} else {
+			t.b = append(t.b, s[i-n:i]...)
+		}
+	}
+}
+
+// String returns the text.
+func (t *textBuf) String() string { return string(t.b) }
