@@ -164,7 +164,7 @@ func (e *Error) Unwrap() error { return e.Err }
 type Parser struct {
 	o       Options
 	norm    *urlutil.Normalizer
-	maxOut  int // <0: no cap
+	maxOut  int       // <0: no cap
 	scratch sync.Pool // *htmlState
 	profs   sync.Pool // *profiler
 }
