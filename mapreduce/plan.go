@@ -405,12 +405,14 @@ type mapShuffle struct {
 }
 
 func (s *mapShuffle) add(part int, key string, val []byte) error {
-	s.buf.add(part, key, val)
+	if !s.buf.add(part, key, val) {
+		if err := s.spill(); err != nil {
+			return err
+		}
+		s.buf.add(part, key, val) // an empty buffer takes any record
+	}
 	s.outRecords++
 	s.outBytes += int64(len(key) + len(val))
-	if s.buf.full() {
-		return s.spill()
-	}
 	return nil
 }
 

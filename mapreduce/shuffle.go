@@ -10,12 +10,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unsafe"
 )
 
 // The map side of the shuffle: records (partition, key, value) are appended
-// to one byte arena with a small fixed-size index entry each; when the
-// buffer reaches its budget the index is sorted by (partition, key, value)
-// bytes, optionally combined, and written as a sorted run (spill) file.
+// to an arena of fixed-size chunks with a small fixed-size index entry each;
+// when the buffer reaches its budget the index is sorted by (partition, key,
+// value) bytes, optionally combined, and written as a sorted run (spill)
+// file.
+//
+// The budget bounds the memory the buffer holds, not the bytes of its
+// records: every arena chunk counts in full and the index counts by its
+// capacity. The arena never moves (chunks are added, never regrown), the
+// index grows only as far as the budget allows, and both are kept across
+// spills and tasks, so a buffer that has filled once allocates nothing more.
 //
 // Run file format: for each partition in order, its records; a record is
 // uvarint(len(key)+1) and the key, or uvarint 0 when the key equals the
@@ -25,26 +33,42 @@ import (
 type sortEntry struct {
 	prefix  uint64 // first 8 key bytes, big-endian, zero padded
 	prefix2 uint64 // key bytes 8..16, likewise (URL keys share "http://")
-	off     int    // key start in the arena; the value follows the key
+	chunk   uint32 // arena chunk of the record
+	off     uint32 // key start in the chunk; the value follows the key
 	klen    uint32
 	vlen    uint32
 	part    uint32
 }
 
-const entrySize = 40
+// entrySize is the size of a sortEntry in memory.
+const entrySize = int(unsafe.Sizeof(sortEntry{}))
 
-// sortBuffer collects map output up to a byte budget.
+// Arena chunk sizes: a buffer's chunks are about 1/64 of its budget,
+// within these bounds. A record larger than a chunk gets a chunk of its own.
+const (
+	minChunk = 16 << 10
+	maxChunk = 4 << 20
+)
+
+// minEntries is the index capacity a buffer starts with, budget allowing.
+const minEntries = 256
+
+// sortBuffer collects map output up to a memory budget.
 type sortBuffer struct {
-	arena  []byte
-	ents   []sortEntry
-	budget int
+	chunks    [][]byte // arena; chunks[:cur+1] hold records, the rest are free
+	cur       int      // chunk being filled
+	chunkSize int
+	held      int // bytes of the chunks' capacities
+	ents      []sortEntry
+	budget    int
 }
 
 func newSortBuffer(budget int64) *sortBuffer {
 	if budget < 4<<10 {
 		budget = 4 << 10
 	}
-	return &sortBuffer{budget: int(budget)}
+	cs := min(max(int(budget/64), minChunk), maxChunk, int(budget/4))
+	return &sortBuffer{budget: int(budget), chunkSize: cs}
 }
 
 func keyPrefix(k []byte) (uint64, uint64) {
@@ -53,34 +77,100 @@ func keyPrefix(k []byte) (uint64, uint64) {
 	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
-func (b *sortBuffer) add(part int, key string, val []byte) {
-	off := len(b.arena)
-	b.arena = append(b.arena, key...)
-	b.arena = append(b.arena, val...)
-	p1, p2 := keyPrefix(b.arena[off : off+len(key)])
+// add appends a record if the buffer can hold it within its budget, and
+// reports whether it did. An empty buffer takes any record, whatever its
+// budget.
+func (b *sortBuffer) add(part int, key string, val []byte) bool {
+	n := len(key) + len(val)
+	next := 0 // the chunk the record goes to
+	if len(b.chunks) > 0 {
+		next = b.cur
+		if len(b.chunks[next])+n > cap(b.chunks[next]) {
+			next++
+		}
+	}
+	chunkNeed := 0
+	if next >= len(b.chunks) || len(b.chunks[next])+n > cap(b.chunks[next]) {
+		chunkNeed = max(b.chunkSize, n)
+	}
+	idxGrow := 0
+	room := b.budget - b.size()
+	if len(b.ents) == cap(b.ents) {
+		// Grow the index by half, within what the budget leaves; a
+		// growth much smaller than that is not worth copying the index.
+		want := max(cap(b.ents)/2, minEntries)
+		idxGrow = min(want, (room-chunkNeed)/entrySize)
+		if idxGrow < want/8 {
+			if !b.empty() {
+				return false
+			}
+			idxGrow = max(idxGrow, 1)
+		}
+	}
+	if !b.empty() && chunkNeed+idxGrow*entrySize > room {
+		return false
+	}
+	if idxGrow > 0 {
+		ents := make([]sortEntry, len(b.ents), cap(b.ents)+idxGrow)
+		copy(ents, b.ents)
+		b.ents = ents
+	}
+	b.cur = next
+	if chunkNeed > 0 {
+		c := make([]byte, 0, chunkNeed)
+		if next < len(b.chunks) {
+			// A free chunk too small for this record: replace it.
+			b.held -= cap(b.chunks[next])
+			b.chunks[next] = c
+		} else {
+			b.chunks = append(b.chunks, c)
+		}
+		b.held += chunkNeed
+	}
+	c := b.chunks[b.cur]
+	off := len(c)
+	c = append(c, key...)
+	c = append(c, val...)
+	b.chunks[b.cur] = c
+	p1, p2 := keyPrefix(c[off : off+len(key)])
 	b.ents = append(b.ents, sortEntry{
-		prefix: p1, prefix2: p2,
-		off: off, klen: uint32(len(key)), vlen: uint32(len(val)), part: uint32(part),
+		prefix: p1, prefix2: p2, chunk: uint32(b.cur),
+		off: uint32(off), klen: uint32(len(key)), vlen: uint32(len(val)), part: uint32(part),
 	})
+	return true
 }
 
-func (b *sortBuffer) size() int   { return len(b.arena) + len(b.ents)*entrySize }
-func (b *sortBuffer) full() bool  { return b.size() >= b.budget }
+// size is the memory the buffer holds, in bytes.
+func (b *sortBuffer) size() int   { return b.held + cap(b.ents)*entrySize }
 func (b *sortBuffer) empty() bool { return len(b.ents) == 0 }
 
+// reset empties the buffer, keeping its memory. Chunks larger than the
+// chunk size (made for one large record) are dropped.
 func (b *sortBuffer) reset() {
-	b.arena = b.arena[:0]
 	b.ents = b.ents[:0]
+	keep := b.chunks[:0]
+	for _, c := range b.chunks {
+		if cap(c) == b.chunkSize {
+			keep = append(keep, c[:0])
+		} else {
+			b.held -= cap(c)
+		}
+	}
+	clear(b.chunks[len(keep):])
+	b.chunks = keep
+	b.cur = 0
 }
 
-func (b *sortBuffer) key(e *sortEntry) []byte { return b.arena[e.off : e.off+int(e.klen)] }
+func (b *sortBuffer) key(e *sortEntry) []byte {
+	return b.chunks[e.chunk][e.off : e.off+e.klen]
+}
+
 func (b *sortBuffer) val(e *sortEntry) []byte {
-	s := e.off + int(e.klen)
-	return b.arena[s : s+int(e.vlen)]
+	s := e.off + e.klen
+	return b.chunks[e.chunk][s : s+e.vlen]
 }
 
 func (b *sortBuffer) sort() {
-	a := b.arena
 	slices.SortFunc(b.ents, func(x, y sortEntry) int {
 		if x.part != y.part {
 			if x.part < y.part {
@@ -100,12 +190,14 @@ func (b *sortBuffer) sort() {
 			}
 			return 1
 		}
-		if c := bytes.Compare(a[x.off:x.off+int(x.klen)], a[y.off:y.off+int(y.klen)]); c != 0 {
+		xc, yc := b.chunks[x.chunk], b.chunks[y.chunk]
+		xk, yk := xc[x.off:x.off+x.klen], yc[y.off:y.off+y.klen]
+		if c := bytes.Compare(xk, yk); c != 0 {
 			return c
 		}
-		xv := x.off + int(x.klen)
-		yv := y.off + int(y.klen)
-		return bytes.Compare(a[xv:xv+int(x.vlen)], a[yv:yv+int(y.vlen)])
+		xv := x.off + x.klen
+		yv := y.off + y.klen
+		return bytes.Compare(xc[xv:xv+x.vlen], yc[yv:yv+y.vlen])
 	})
 }
 

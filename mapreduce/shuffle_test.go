@@ -1,0 +1,126 @@
+package mapreduce
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSortBufferBudget fills map shuffles of several budgets with records
+// of mixed sizes (some larger than a chunk, some larger than the whole
+// budget) and checks that a buffer never holds more memory than its budget
+// unless it holds a single record, and that the runs hold every record, in
+// order.
+func TestSortBufferBudget(t *testing.T) {
+	for _, budget := range []int64{4 << 10, 64 << 10, 1 << 20} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(budget), 7))
+			const parts = 3
+			sh := &mapShuffle{buf: newSortBuffer(budget), parts: parts, dir: t.TempDir(), prefix: "m", c: &Counters{}}
+			type kv struct {
+				part     int
+				key, val string
+			}
+			var want []kv
+			for i := range 2000 + int(budget>>6) {
+				key := fmt.Sprintf("http://h%03d.sim.test/%d", r.IntN(40), r.IntN(5000))
+				vlen := r.IntN(64)
+				switch {
+				case i%997 == 0:
+					vlen = int(budget) + 100 // larger than the budget
+				case i%101 == 0:
+					vlen = sh.buf.chunkSize + 10 // larger than a chunk
+				}
+				val := strings.Repeat(string(rune('a'+i%26)), vlen)
+				p := HashPartitioner(key, parts)
+				want = append(want, kv{p, key, val})
+				if err := sh.add(p, key, []byte(val)); err != nil {
+					t.Fatal(err)
+				}
+				if n := len(sh.buf.ents); n > 1 && sh.buf.size() > int(budget) {
+					t.Fatalf("record %d: buffer of %d records holds %d bytes, budget %d", i, n, sh.buf.size(), budget)
+				}
+			}
+			if err := sh.finish(); err != nil {
+				t.Fatal(err)
+			}
+			if len(sh.runs) < 2 {
+				t.Fatalf("%d runs: the test should spill", len(sh.runs))
+			}
+			slices.SortFunc(want, func(a, b kv) int {
+				if a.part != b.part {
+					return a.part - b.part
+				}
+				if c := strings.Compare(a.key, b.key); c != 0 {
+					return c
+				}
+				return strings.Compare(a.val, b.val)
+			})
+			var got []kv
+			for p := range parts {
+				m, err := newMerger(sh.runs, p, 4<<10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for {
+					part, k, v, err := m.next()
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, kv{part, string(k), string(v)})
+				}
+				m.close()
+			}
+			if len(got) != len(want) {
+				t.Fatalf("merged %d records, added %d", len(got), len(want))
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("record %d: got %v, want %v", i, got[i].key, want[i].key)
+				}
+			}
+		})
+	}
+}
+
+// TestSortBufferReuse checks that a buffer that has filled once takes the
+// same records again without allocating: its chunks and index are kept.
+func TestSortBufferReuse(t *testing.T) {
+	b := newSortBuffer(256 << 10)
+	val := bytes.Repeat([]byte{'v'}, 40)
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("http://h%03d.sim.test/%d", i%40, i)
+	}
+	fill := func() int {
+		n := 0
+		for b.add(n%4, keys[n%len(keys)], val) {
+			n++
+		}
+		return n
+	}
+	first := fill()
+	if first < 100 {
+		t.Fatalf("a 256 KiB buffer took %d records of ~70 bytes", first)
+	}
+	held := b.size()
+	allocs := testing.AllocsPerRun(5, func() {
+		b.reset()
+		if n := fill(); n != first {
+			t.Fatalf("refill took %d records, first fill %d", n, first)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("refilling allocated %v times", allocs)
+	}
+	if b.size() != held || held > 256<<10 {
+		t.Errorf("buffer holds %d bytes after refills, %d after the first fill (budget %d)", b.size(), held, 256<<10)
+	}
+}
