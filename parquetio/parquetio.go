@@ -98,7 +98,7 @@ func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
 		o(&cfg)
 	}
 	popts := []parquet.WriterOption{
-		parquet.Compression(&zstd.Codec{Level: cfg.level}),
+		parquet.Compression(newZstdCodec(cfg.level)),
 		parquet.DataPageStatistics(true),
 		parquet.CreatedBy("trawl", "", ""),
 	}
