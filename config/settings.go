@@ -142,6 +142,7 @@ const (
 	ParserSignature           = "parser.signature"
 	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
 	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
+	ParserSkipTruncated       = "parser.skipTruncated"
 	URLFilterScope            = "urlfilter.scope"
 )
 
@@ -272,12 +273,14 @@ func Settings() []Setting {
 			Doc: "network errors and timeouts on one host before its queue is dropped for the round; -1 means never (fetcher.max.exceptions.per.queue)"},
 
 		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
-			Doc: "most outlinks kept per page; -1 means no limit (db.max.outlinks.per.page)"},
+			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},
 		{Name: ParserSignature, Kind: String, Default: "md5", Choices: []string{"md5", "text-profile"},
 			Doc: "signature for change detection: md5 (of the text) or text-profile (ignores trivial edits) (db.signature.class)"},
 		{Name: ParserIgnoreInternalLinks, Kind: Bool, Default: "false",
 			Doc: "drop outlinks to the page's own host (db.ignore.internal.links)"},
 		{Name: ParserIgnoreExternalLinks, Kind: Bool, Default: "false",
 			Doc: "drop outlinks to other hosts (db.ignore.external.links)"},
+		{Name: ParserSkipTruncated, Kind: Bool, Default: "true",
+			Doc: "do not parse pages cut at fetcher.contentLimit: their text and links are partial (parser.skip.truncated)"},
 	}
 }
