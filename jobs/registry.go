@@ -28,5 +28,8 @@ func Registry() mapreduce.Registry {
 		JobUpdateDB: func(c map[string]string) (mapreduce.Runnable, error) {
 			return newUpdateDBJob(c)
 		},
+		JobParse: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newParseJob(c)
+		},
 	}
 }
