@@ -563,3 +563,58 @@ func TestParseStreamingEqualsLocal(t *testing.T) {
 		t.Errorf("local and streamed parse outputs differ (%d and %d parse_data rows)", len(local.data), len(streamed.data))
 	}
 }
+
+// BenchmarkParseJob runs the parse job over a segment of simweb pages as
+// served (about 2000 HTML pages of a 40-host web, one content part), on
+// the local runner with the machine's parallelism; reports pages/s and
+// MB/s of content.
+func BenchmarkParseJob(b *testing.B) {
+	cfg := simweb.DefaultConfig()
+	cfg.Seed, cfg.Hosts, cfg.Pages = 21, 40, 2000
+	web, err := simweb.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var fs []segment.Fetch
+	var cs []segment.Content
+	var total int64
+	for id := range web.NumPages() {
+		info := web.Page(id)
+		if info.Kind != simweb.KindHome && info.Kind != simweb.KindDirectory && info.Kind != simweb.KindLeaf || info.Status != 200 {
+			continue
+		}
+		body, err := web.Body(id, 0, simweb.Addressing{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f, c := fetched(web.URL(id, simweb.Addressing{}), 1, at, "text/html", string(body))
+		fs = append(fs, f)
+		cs = append(cs, c)
+		total += int64(len(body))
+	}
+	env := testEnv(b)
+	env.Runner.Parallelism, env.Runner.MemoryBudget = 0, 0
+	seg := filepath.Join(env.Crawl, "segments", "20260101000000")
+	writeSegmentStage(b, seg, segment.DirFetch, fs)
+	writeSegmentStage(b, seg, segment.DirContent, cs)
+	b.SetBytes(total)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for _, d := range []string{segment.DirParseData, segment.DirParseText, segment.DirCrawlParse} {
+			if err := os.RemoveAll(filepath.Join(seg, d)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		res, err := Parse(context.Background(), env, ParseOptions{Segment: seg, Filters: URLFilterOptions{Options: urlutil.DefaultFilterOptions()}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Parsed != int64(len(cs)) {
+			b.Fatalf("parsed %d of %d", res.Parsed, len(cs))
+		}
+	}
+	b.ReportMetric(float64(len(cs))*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
