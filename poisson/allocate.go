@@ -1,0 +1,333 @@
+package poisson
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// AllocConfig configures Allocate. Frequencies are refreshes per time unit,
+// in the unit of the rates.
+type AllocConfig struct {
+	// Budget is the total refresh frequency B = Σ f_i to distribute, e.g.
+	// fetches per day when rates are per day. It must be positive.
+	Budget float64
+	// MinFreq is the least frequency any page gets (1/maximum interval).
+	// With 0, pages that change too fast to be worth refreshing get 0 (an
+	// infinite interval), as in the unconstrained optimum.
+	MinFreq float64
+	// MaxFreq is the most any page gets (1/minimum interval); 0 means no
+	// limit.
+	MaxFreq float64
+	// Tolerance is the relative precision of Σ f_i against Budget
+	// (default 1e-9).
+	Tolerance float64
+	// MaxIter caps the passes over the pages in the multiplier search
+	// (default 200).
+	MaxIter int
+}
+
+func (c AllocConfig) tolerance() float64 {
+	if c.Tolerance > 0 {
+		return c.Tolerance
+	}
+	return 1e-9
+}
+
+func (c AllocConfig) maxIter() int {
+	if c.MaxIter > 0 {
+		return c.MaxIter
+	}
+	return 200
+}
+
+func (c AllocConfig) maxFreq() float64 {
+	if c.MaxFreq > 0 {
+		return c.MaxFreq
+	}
+	return math.Inf(1)
+}
+
+// Allocation is the result of Allocate.
+type Allocation struct {
+	// Intervals holds each page's refresh interval 1/f_i, in input order;
+	// +Inf for a page that gets no refreshes (only with MinFreq = 0).
+	Intervals []float64
+	// Multiplier is the Lagrange multiplier μ: the marginal freshness per
+	// unit of frequency that every page between the bounds has. Pass it to
+	// OptimalFrequency to place a page without rerunning Allocate. It is 0
+	// when every page is at MaxFreq.
+	Multiplier float64
+	// Freshness is the expected freshness of the allocation, the weighted
+	// mean Σ w_i F(λ_i, 1/f_i) / Σ w_i.
+	Freshness float64
+	// Used is Σ f_i: Budget within Tolerance, unless every page reached
+	// MaxFreq or no page can gain from more refreshes (every rate or
+	// weight 0), when the rest of the budget is left unused.
+	Used float64
+	// Passes counts the passes over the pages.
+	Passes int
+}
+
+// Allocate distributes a refresh budget over pages of known change rates
+// (and importance weights, nil for all 1) to maximise the expected
+// weighted freshness Σ w_i F(λ_i, 1/f_i) subject to Σ f_i = Budget and
+// MinFreq <= f_i <= MaxFreq (Cho and Garcia-Molina, "Effective page
+// refresh policies for Web crawlers", 2003).
+//
+// F(λ, 1/f) is concave in f, so by the KKT conditions there is one
+// multiplier μ with every page's marginal freshness w·∂F/∂f equal to μ
+// unless a bound holds it: f_i = clamp(f*_i(μ), MinFreq, MaxFreq), where
+// f*_i solves w_i·φ(λ_i/f)/λ_i = μ with φ(x) = 1 - (1+x)e^{-x}
+// (MarginalFreshness). Since the marginal freshness of a page never exceeds
+// w/λ (its value at f → 0), a page with λ_i ≥ w_i/μ has f*_i = 0: it
+// changes too fast for a refresh to buy as much freshness as elsewhere.
+//
+// The minimum-rate rule: such pages, pages with rate or weight 0 (always
+// fresh, or unimportant) and pages whose optimum is below MinFreq get
+// exactly MinFreq, which the KKT conditions make optimal under the lower
+// bound; a crawler sets MinFreq = 1/maximum interval so that every page is
+// still fetched now and then (to see links, deletions and a change of
+// behaviour) instead of never.
+//
+// The multiplier is found by a safeguarded Newton iteration on ln μ (each
+// pass over the pages gives Σ f_i and its derivative; a step outside the
+// bracket bisects it) until Σ f_i is within Tolerance of Budget; f*_i(μ) is
+// the root of x - ln(1+x) = -ln(1 - μλ_i/w_i) in x = λ_i/f by Newton's
+// method. Rates and weights must be non-negative and not NaN; an infinite
+// rate gets MinFreq. Budget must be at least len(rates)·MinFreq; a budget
+// of len(rates)·MaxFreq or more puts every page at MaxFreq.
+func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (Allocation, error) {
+	if err := checkAlloc(rates, weights, cfg); err != nil {
+		return Allocation{}, err
+	}
+	n := len(rates)
+	fmin, fmax := cfg.MinFreq, cfg.maxFreq()
+	a := Allocation{Intervals: make([]float64, n)}
+	if n == 0 {
+		return a, nil
+	}
+	weight := func(i int) float64 {
+		if weights == nil {
+			return 1
+		}
+		return weights[i]
+	}
+
+	// μ_hi: the largest marginal freshness at MinFreq; at μ_hi every page
+	// is at MinFreq.
+	// Pages with a positive finite rate and weight gain from refreshes;
+	// the others stay at MinFreq whatever the multiplier.
+	muHi := 0.0
+	gainful := 0
+	for i, r := range rates {
+		w := weight(i)
+		if r > 0 && w > 0 && !math.IsInf(r, 1) {
+			gainful++
+			muHi = math.Max(muHi, w*MarginalFreshness(r, fmin))
+		}
+	}
+	a.Passes++
+	switch {
+	case gainful == 0:
+		return finishAlloc(a, rates, weights, func(int) float64 { return fmin }, 0), nil
+	case cfg.Budget >= float64(gainful)*fmax+float64(n-gainful)*fmin:
+		// Every page that gains is at MaxFreq.
+		return finishAlloc(a, rates, weights, func(i int) float64 {
+			if r := rates[i]; !(r > 0) || math.IsInf(r, 1) || weight(i) == 0 {
+				return fmin
+			}
+			return fmax
+		}, 0), nil
+	}
+
+	// x holds each page's last x = λ/f*, the warm start of the next pass.
+	x := make([]float64, n)
+	sum := func(mu float64) (s, ds float64) {
+		for i, r := range rates {
+			f, d := optimalFreq(mu, r, weight(i), fmin, fmax, &x[i])
+			s += f
+			ds += d
+		}
+		return s, ds
+	}
+
+	budget, tol := cfg.Budget, cfg.tolerance()
+	vHi := math.Log(muHi)
+	// v_lo: step down until Σ f >= B.
+	vLo := vHi
+	var sLo float64
+	for {
+		if err := ctx.Err(); err != nil {
+			return Allocation{}, fmt.Errorf("poisson: allocate: %w", err)
+		}
+		vLo -= 8 // a factor of e^8 ≈ 3000
+		sLo, _ = sum(math.Exp(vLo))
+		a.Passes++
+		if sLo >= budget {
+			break
+		}
+		if vLo < vHi-700 || a.Passes > cfg.maxIter() {
+			return Allocation{}, fmt.Errorf("poisson: allocate: no multiplier reaches budget %v (Σf = %v at μ = %v)", budget, sLo, math.Exp(vLo))
+		}
+	}
+
+	v := vLo
+	s, ds := sLo, 0.0
+	for a.Passes < cfg.maxIter() {
+		if err := ctx.Err(); err != nil {
+			return Allocation{}, fmt.Errorf("poisson: allocate: %w", err)
+		}
+		s, ds = sum(math.Exp(v))
+		a.Passes++
+		if math.Abs(s-budget) <= tol*budget {
+			break
+		}
+		if s > budget {
+			vLo = v
+		} else {
+			vHi = v
+		}
+		if vHi-vLo <= 1e-15*math.Max(1, math.Abs(v)) {
+			break
+		}
+		next := v - (s-budget)/ds
+		if !(next > vLo && next < vHi) {
+			next = 0.5 * (vLo + vHi)
+		}
+		v = next
+	}
+	if math.Abs(s-budget) > tol*budget && vHi-vLo > 1e-15*math.Max(1, math.Abs(v)) {
+		return Allocation{}, fmt.Errorf("poisson: allocate: multiplier search did not converge in %d passes (Σf = %v, budget %v)", a.Passes, s, budget)
+	}
+	mu := math.Exp(v)
+	return finishAlloc(a, rates, weights, func(i int) float64 {
+		f, _ := optimalFreq(mu, rates[i], weight(i), fmin, fmax, &x[i])
+		return f
+	}, mu), nil
+}
+
+// finishAlloc fills the intervals, the expected freshness and Used from
+// each page's frequency.
+func finishAlloc(a Allocation, rates, weights []float64, freq func(int) float64, mu float64) Allocation {
+	var used, fresh, wsum float64
+	for i, r := range rates {
+		f := freq(i)
+		used += f
+		a.Intervals[i] = 1 / f
+		w := 1.0
+		if weights != nil {
+			w = weights[i]
+		}
+		wsum += w
+		if w > 0 {
+			fresh += w * Freshness(r, a.Intervals[i])
+		}
+	}
+	a.Multiplier = mu
+	a.Used = used
+	if wsum > 0 {
+		a.Freshness = fresh / wsum
+	}
+	return a
+}
+
+func checkAlloc(rates, weights []float64, cfg AllocConfig) error {
+	if weights != nil && len(weights) != len(rates) {
+		return fmt.Errorf("poisson: allocate: %d weights for %d rates", len(weights), len(rates))
+	}
+	if !(cfg.Budget > 0) || math.IsInf(cfg.Budget, 1) {
+		return fmt.Errorf("poisson: allocate: budget must be positive and finite, got %v", cfg.Budget)
+	}
+	if !(cfg.MinFreq >= 0) || math.IsInf(cfg.MinFreq, 1) {
+		return fmt.Errorf("poisson: allocate: MinFreq must be non-negative and finite, got %v", cfg.MinFreq)
+	}
+	if cfg.MaxFreq < 0 || math.IsNaN(cfg.MaxFreq) || (cfg.MaxFreq > 0 && cfg.MaxFreq < cfg.MinFreq) {
+		return fmt.Errorf("poisson: allocate: MaxFreq %v must be 0 (no limit) or at least MinFreq %v", cfg.MaxFreq, cfg.MinFreq)
+	}
+	if need := float64(len(rates)) * cfg.MinFreq; need > cfg.Budget {
+		return fmt.Errorf("poisson: allocate: budget %v is below %d pages × MinFreq %v = %v", cfg.Budget, len(rates), cfg.MinFreq, need)
+	}
+	for i, r := range rates {
+		if !(r >= 0) {
+			return fmt.Errorf("poisson: allocate: rate %d is %v, want non-negative", i, r)
+		}
+	}
+	for i, w := range weights {
+		if !(w >= 0) || math.IsInf(w, 1) {
+			return fmt.Errorf("poisson: allocate: weight %d is %v, want non-negative and finite", i, w)
+		}
+	}
+	return nil
+}
+
+// OptimalFrequency is the refresh frequency of one page of the given rate
+// and weight at multiplier mu (Allocation.Multiplier), under cfg's MinFreq
+// and MaxFreq: the page's share of an allocation, for a caller that places
+// pages one at a time once the multiplier is known.
+func OptimalFrequency(mu, rate, weight float64, cfg AllocConfig) float64 {
+	var x float64
+	f, _ := optimalFreq(mu, rate, weight, cfg.MinFreq, cfg.maxFreq(), &x)
+	return f
+}
+
+// optimalFreq returns clamp(f*(mu), fmin, fmax) and its derivative in
+// ln mu (0 when clamped). *x is the warm start for, and receives, λ/f*.
+func optimalFreq(mu, rate, weight, fmin, fmax float64, x *float64) (f, dfdv float64) {
+	if !(rate > 0) || weight <= 0 || math.IsInf(rate, 1) {
+		return fmin, 0
+	}
+	if mu <= 0 {
+		return fmax, 0
+	}
+	y := mu * rate / weight
+	if y >= 1 {
+		return fmin, 0
+	}
+	xv := phiInv(y, *x)
+	*x = xv
+	f = rate / xv
+	switch {
+	case f <= fmin:
+		return fmin, 0
+	case f >= fmax:
+		return fmax, 0
+	}
+	// df/dμ = -(λ/x²)·(dx/dy)·(λ/w) with dx/dy = 1/φ'(x) = (1+x)/(x(1-y));
+	// times μ for the derivative in ln μ.
+	return f, -f * y * (1 + xv) / (xv * xv * (1 - y))
+}
+
+// phiInv returns x > 0 with φ(x) = 1-(1+x)e^{-x} = y for 0 < y < 1, that
+// is x - ln(1+x) = -ln(1-y), by Newton's method from x0 (a fresh guess
+// when x0 <= 0).
+func phiInv(y, x0 float64) float64 {
+	d := -math.Log1p(-y)
+	x := x0
+	if !(x > 0) || math.IsInf(x, 1) {
+		if d < 1 {
+			x = math.Sqrt(2*d) + 2*d/3
+		} else {
+			x = d + math.Log1p(d+math.Log1p(d))
+		}
+	}
+	for range 60 {
+		next := x - (xMinusLog1p(x)-d)*(1+x)/x
+		if next <= 0 {
+			next = x / 2
+		}
+		if math.Abs(next-x) <= 1e-14*next {
+			return next
+		}
+		x = next
+	}
+	return x
+}
+
+// xMinusLog1p is x - ln(1+x), by its series for small x.
+func xMinusLog1p(x float64) float64 {
+	if x < 1e-2 {
+		return x * x * (1.0/2 - x*(1.0/3-x*(1.0/4-x*(1.0/5-x*(1.0/6-x/7)))))
+	}
+	return x - math.Log1p(x)
+}
