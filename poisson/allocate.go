@@ -50,13 +50,16 @@ func (c AllocConfig) maxFreq() float64 {
 
 // Allocation is the result of Allocate.
 type Allocation struct {
+	// Freqs holds each page's refresh frequency f_i, in input order.
+	Freqs []float64
 	// Intervals holds each page's refresh interval 1/f_i, in input order;
 	// +Inf for a page that gets no refreshes (only with MinFreq = 0).
 	Intervals []float64
-	// Multiplier is the Lagrange multiplier μ: the marginal freshness per
-	// unit of frequency that every page between the bounds has. Pass it to
-	// OptimalFrequency to place a page without rerunning Allocate. It is 0
-	// when every page is at MaxFreq.
+	// Multiplier is the Lagrange multiplier μ: the weighted marginal
+	// freshness per unit of frequency, w·∂F/∂f, that every page between
+	// the bounds has. OptimalFrequency(Multiplier, λ, w, cfg) gives a
+	// page's frequency without rerunning Allocate (except for pages at the
+	// cutoff, see Allocate). It is 0 when every page is at MaxFreq.
 	Multiplier float64
 	// Freshness is the expected freshness of the allocation, the weighted
 	// mean Σ w_i F(λ_i, 1/f_i) / Σ w_i.
@@ -90,20 +93,33 @@ type Allocation struct {
 // still fetched now and then (to see links, deletions and a change of
 // behaviour) instead of never.
 //
-// The multiplier is found by a safeguarded Newton iteration on ln μ (each
+// The multiplier is found by a safeguarded Newton iteration on ln μ: each
 // pass over the pages gives Σ f_i and its derivative; a step outside the
-// bracket bisects it) until Σ f_i is within Tolerance of Budget; f*_i(μ) is
-// the root of x - ln(1+x) = -ln(1 - μλ_i/w_i) in x = λ_i/f by Newton's
-// method. Rates and weights must be non-negative and not NaN; an infinite
-// rate gets MinFreq. Budget must be at least len(rates)·MinFreq; a budget
-// of len(rates)·MaxFreq or more puts every page at MaxFreq.
+// bracket, or after a step that did not halve the error, bisects instead.
+// It ends when Σ f_i is within Tolerance of Budget. Over more than 8192
+// pages the search starts from the multiplier of a systematic sample of
+// 4096 of them with the budget scaled down, so that a few passes over all
+// pages suffice. f*_i(μ) is the root of x - ln(1+x) = -ln(1 - μλ_i/w_i)
+// in x = λ_i/f, by Halley's method warm-started from the previous pass.
+//
+// Pages right at the cutoff defeat the multiplier: f* = λ/x only reaches 0
+// as x = -ln(1 - μλ/w) grows without bound, so it falls from about λ/37 to
+// 0 within the last bits of a float64 μ, and Σ f_i can jump past the
+// budget. When the bracket on ln μ has closed to 1e-13, the pages whose
+// frequency differs across it share the rest of the budget in proportion
+// to their jump; all other pages have the frequency of the multiplier.
+//
+// Rates and weights must be non-negative and not NaN; an infinite rate
+// gets MinFreq. Budget must be at least len(rates)·MinFreq; with enough
+// budget for every page that gains to be at MaxFreq, they all are, and the
+// rest is left unused.
 func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (Allocation, error) {
 	if err := checkAlloc(rates, weights, cfg); err != nil {
 		return Allocation{}, err
 	}
 	n := len(rates)
 	fmin, fmax := cfg.MinFreq, cfg.maxFreq()
-	a := Allocation{Intervals: make([]float64, n)}
+	a := Allocation{Freqs: make([]float64, n), Intervals: make([]float64, n)}
 	if n == 0 {
 		return a, nil
 	}
@@ -114,10 +130,10 @@ func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (A
 		return weights[i]
 	}
 
-	// μ_hi: the largest marginal freshness at MinFreq; at μ_hi every page
-	// is at MinFreq.
 	// Pages with a positive finite rate and weight gain from refreshes;
-	// the others stay at MinFreq whatever the multiplier.
+	// the others stay at MinFreq whatever the multiplier. μ_hi is the
+	// largest marginal freshness at MinFreq: there every page is at
+	// MinFreq.
 	muHi := 0.0
 	gainful := 0
 	for i, r := range rates {
@@ -128,10 +144,11 @@ func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (A
 		}
 	}
 	a.Passes++
+	budget, tol := cfg.Budget, cfg.tolerance()
 	switch {
-	case gainful == 0:
-		return finishAlloc(a, rates, weights, func(int) float64 { return fmin }, 0), nil
-	case cfg.Budget >= float64(gainful)*fmax+float64(n-gainful)*fmin:
+	case gainful == 0 || budget <= float64(n)*fmin*(1+tol):
+		return finishAlloc(a, rates, weights, func(int) float64 { return fmin }, muHi), nil
+	case budget >= float64(gainful)*fmax+float64(n-gainful)*fmin:
 		// Every page that gains is at MaxFreq.
 		return finishAlloc(a, rates, weights, func(i int) float64 {
 			if r := rates[i]; !(r > 0) || math.IsInf(r, 1) || weight(i) == 0 {
@@ -141,79 +158,135 @@ func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (A
 		}, 0), nil
 	}
 
-	// x holds each page's last x = λ/f*, the warm start of the next pass.
+	// x holds each page's last x = λ/f*, the warm start of the next pass;
+	// a.Freqs the frequencies of the last pass.
 	x := make([]float64, n)
-	sum := func(mu float64) (s, ds float64) {
+	sum := func(v float64) (s, ds float64) {
+		mu := math.Exp(v)
 		for i, r := range rates {
 			f, d := optimalFreq(mu, r, weight(i), fmin, fmax, &x[i])
+			a.Freqs[i] = f
 			s += f
 			ds += d
 		}
+		a.Passes++
 		return s, ds
 	}
 
-	budget, tol := cfg.Budget, cfg.tolerance()
-	vHi := math.Log(muHi)
-	// v_lo: step down until Σ f >= B.
-	vLo := vHi
-	var sLo float64
+	// The bracket [vLo, vHi] in v = ln μ, with Σf(vLo) >= B >= Σf(vHi);
+	// vLo is unknown (-Inf) until a pass exceeds the budget. The search
+	// starts from the multiplier of a systematic sample of the pages (with
+	// the budget scaled down), which is close enough for Newton's method
+	// to need a few passes over all of them; without one, 8 below vHi.
+	vHi, sHi := math.Log(muHi), float64(n)*fmin
+	vLo, sLo := math.Inf(-1), 0.0
+	v := vHi - 8
+	if n > 2*allocSample {
+		if mu, ok := sampleMultiplier(ctx, rates, weights, cfg); ok && math.Log(mu) < vHi {
+			v = math.Log(mu)
+		}
+	}
+
+	// Safeguarded Newton: a step outside the bracket, or one after a step
+	// that did not halve the error, bisects instead (or, with no lower
+	// end yet, steps down by 8, a factor of about 3000).
+	lastErr := math.Inf(1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return Allocation{}, fmt.Errorf("poisson: allocate: %w", err)
 		}
-		vLo -= 8 // a factor of e^8 ≈ 3000
-		sLo, _ = sum(math.Exp(vLo))
-		a.Passes++
-		if sLo >= budget {
-			break
+		if a.Passes >= cfg.maxIter() {
+			return Allocation{}, fmt.Errorf("poisson: allocate: multiplier search did not converge in %d passes (budget %v)", a.Passes, budget)
 		}
-		if vLo < vHi-700 || a.Passes > cfg.maxIter() {
-			return Allocation{}, fmt.Errorf("poisson: allocate: no multiplier reaches budget %v (Σf = %v at μ = %v)", budget, sLo, math.Exp(vLo))
-		}
-	}
-
-	v := vLo
-	s, ds := sLo, 0.0
-	for a.Passes < cfg.maxIter() {
-		if err := ctx.Err(); err != nil {
-			return Allocation{}, fmt.Errorf("poisson: allocate: %w", err)
-		}
-		s, ds = sum(math.Exp(v))
-		a.Passes++
+		s, ds := sum(v)
 		if math.Abs(s-budget) <= tol*budget {
-			break
+			return finishAlloc(a, rates, weights, nil, math.Exp(v)), nil
 		}
 		if s > budget {
-			vLo = v
+			vLo, sLo = v, s
 		} else {
-			vHi = v
+			vHi, sHi = v, s
 		}
-		if vHi-vLo <= 1e-15*math.Max(1, math.Abs(v)) {
+		if vHi-vLo <= 1e-13 {
 			break
 		}
-		next := v - (s-budget)/ds
-		if !(next > vLo && next < vHi) {
+		errNow := math.Abs(s - budget)
+		bisect := errNow > 0.5*lastErr
+		lastErr = errNow
+		next := v
+		if ds < 0 {
+			next = v - (s-budget)/ds
+		}
+		switch {
+		case math.IsInf(vLo, -1):
+			if bisect || !(next < v && next > v-700) {
+				next = v - 8
+			}
+		case bisect || !(next > vLo && next < vHi):
 			next = 0.5 * (vLo + vHi)
 		}
 		v = next
 	}
-	if math.Abs(s-budget) > tol*budget && vHi-vLo > 1e-15*math.Max(1, math.Abs(v)) {
-		return Allocation{}, fmt.Errorf("poisson: allocate: multiplier search did not converge in %d passes (Σf = %v, budget %v)", a.Passes, s, budget)
+
+	// The bracket has collapsed onto a multiplier where Σf jumps past the
+	// budget: pages at the cutoff λ = w/μ, whose f* = λ/x falls from about
+	// λ/37 to 0 within the last bits of 1 - μλ/w (x only grows like
+	// -ln(1 - μλ/w)). Every other page has its frequency; the pages whose
+	// frequency differs across the bracket share what is left of the
+	// budget, in proportion to their jump.
+	muLo, muHi2 := math.Exp(vLo), math.Exp(vHi)
+	t := 0.0
+	if sLo > sHi {
+		t = (budget - sHi) / (sLo - sHi)
 	}
-	mu := math.Exp(v)
 	return finishAlloc(a, rates, weights, func(i int) float64 {
-		f, _ := optimalFreq(mu, rates[i], weight(i), fmin, fmax, &x[i])
-		return f
-	}, mu), nil
+		xi := x[i]
+		flo, _ := optimalFreq(muLo, rates[i], weight(i), fmin, fmax, &xi)
+		fhi, _ := optimalFreq(muHi2, rates[i], weight(i), fmin, fmax, &x[i])
+		return fhi + t*(flo-fhi)
+	}, math.Sqrt(muLo*muHi2)), nil
+}
+
+// allocSample is the size of the sample whose multiplier starts the
+// search over a large set of pages.
+const allocSample = 4096
+
+// sampleMultiplier allocates the scaled budget over every k-th page and
+// returns the multiplier found.
+func sampleMultiplier(ctx context.Context, rates, weights []float64, cfg AllocConfig) (float64, bool) {
+	n := len(rates)
+	step := n / allocSample
+	var sr, sw []float64
+	for i := 0; i < n; i += step {
+		sr = append(sr, rates[i])
+		if weights != nil {
+			sw = append(sw, weights[i])
+		}
+	}
+	sub := cfg
+	sub.Budget = cfg.Budget * float64(len(sr)) / float64(n)
+	sub.Tolerance = 1e-6
+	if sub.Budget < float64(len(sr))*sub.MinFreq {
+		return 0, false
+	}
+	a, err := Allocate(ctx, sr, sw, sub)
+	if err != nil || !(a.Multiplier > 0) {
+		return 0, false
+	}
+	return a.Multiplier, true
 }
 
 // finishAlloc fills the intervals, the expected freshness and Used from
-// each page's frequency.
+// each page's frequency, freq(i) or, if freq is nil, a.Freqs[i].
 func finishAlloc(a Allocation, rates, weights []float64, freq func(int) float64, mu float64) Allocation {
 	var used, fresh, wsum float64
 	for i, r := range rates {
-		f := freq(i)
+		f := a.Freqs[i]
+		if freq != nil {
+			f = freq(i)
+		}
 		used += f
+		a.Freqs[i] = f
 		a.Intervals[i] = 1 / f
 		w := 1.0
 		if weights != nil {
@@ -299,8 +372,10 @@ func optimalFreq(mu, rate, weight, fmin, fmax float64, x *float64) (f, dfdv floa
 }
 
 // phiInv returns x > 0 with φ(x) = 1-(1+x)e^{-x} = y for 0 < y < 1, that
-// is x - ln(1+x) = -ln(1-y), by Newton's method from x0 (a fresh guess
-// when x0 <= 0).
+// is k(x) = x - ln(1+x) - d = 0 with d = -ln(1-y), by Halley's method
+// (k' = x/(1+x), k” = 1/(1+x)²) from x0, or from a fresh guess when
+// x0 <= 0. Halley's error after a step is of the order of the step cubed,
+// so a step below 1e-5·x ends the iteration.
 func phiInv(y, x0 float64) float64 {
 	d := -math.Log1p(-y)
 	x := x0
@@ -308,15 +383,23 @@ func phiInv(y, x0 float64) float64 {
 		if d < 1 {
 			x = math.Sqrt(2*d) + 2*d/3
 		} else {
-			x = d + math.Log1p(d+math.Log1p(d))
+			x = d + math.Log1p(d+math.Log(d+1))
 		}
 	}
 	for range 60 {
-		next := x - (xMinusLog1p(x)-d)*(1+x)/x
-		if next <= 0 {
+		k := xMinusLog1p(x) - d
+		k1 := x / (1 + x)
+		k2 := k1 / (x * (1 + x))
+		den := 2*k1*k1 - k*k2
+		step := k / k1 // Newton, when Halley's correction is too large
+		if den > k1*k1 {
+			step = 2 * k * k1 / den
+		}
+		next := x - step
+		if !(next > 0) {
 			next = x / 2
 		}
-		if math.Abs(next-x) <= 1e-14*next {
+		if math.Abs(step) <= 1e-5*next {
 			return next
 		}
 		x = next

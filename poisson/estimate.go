@@ -204,8 +204,12 @@ func irregular(iv []Interval, s Solver) Estimate {
 		span += v.Length
 		if v.Changed {
 			x++
-			tmin = math.Min(tmin, v.Length)
-			tmax = math.Max(tmax, v.Length)
+			if v.Length < tmin {
+				tmin = v.Length
+			}
+			if v.Length > tmax {
+				tmax = v.Length
+			}
 		} else {
 			unchanged += v.Length
 		}

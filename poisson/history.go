@@ -57,19 +57,24 @@ func FromHistory[E any](h []E, at func(E) (time.Time, bool), cfg Config) Estimat
 		iv = make([]Interval, 0, len(h)-1)
 	}
 	skipped := 0
-	var prev time.Time
+	// Seconds and nanoseconds separately: exact, cheaper than
+	// time.Time.Sub plus Duration.Seconds, and no int64 overflow.
+	var prevSec int64
+	var prevNsec int
 	for i, o := range h {
 		t, changed := at(o)
+		sec, nsec := t.Unix(), t.Nanosecond()
+		later := sec > prevSec || (sec == prevSec && nsec > prevNsec)
 		if i > 0 {
-			l := t.Sub(prev).Seconds()
-			if l > 0 {
+			if later {
+				l := float64(sec-prevSec) + float64(nsec-prevNsec)*1e-9
 				iv = append(iv, Interval{Length: l, Changed: changed})
 			} else {
 				skipped++
 			}
 		}
-		if i == 0 || t.After(prev) {
-			prev = t
+		if i == 0 || later {
+			prevSec, prevNsec = sec, nsec
 		}
 	}
 	e := FromIntervals(iv, cfg)
@@ -89,7 +94,7 @@ func FromObservations(h []Observation, cfg Config) Estimate {
 func FromIntervals(iv []Interval, cfg Config) Estimate {
 	valid := true
 	for _, v := range iv {
-		if !(v.Length > 0) || math.IsInf(v.Length, 1) {
+		if !(v.Length > 0 && v.Length <= math.MaxFloat64) {
 			valid = false
 			break
 		}
@@ -113,11 +118,15 @@ func FromIntervals(iv []Interval, cfg Config) Estimate {
 	if len(iv) == 0 {
 		return Estimate{Skipped: skipped}
 	}
-	tmin, tmax, sum := math.Inf(1), 0.0, 0.0
+	tmin, tmax, sum := iv[0].Length, iv[0].Length, 0.0
 	x := 0
 	for _, v := range iv {
-		tmin = math.Min(tmin, v.Length)
-		tmax = math.Max(tmax, v.Length)
+		if v.Length < tmin {
+			tmin = v.Length
+		}
+		if v.Length > tmax {
+			tmax = v.Length
+		}
 		sum += v.Length
 		if v.Changed {
 			x++
