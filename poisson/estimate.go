@@ -66,6 +66,32 @@ func (e Estimate) Period() float64 {
 	return 1 / e.Rate
 }
 
+// Saturated reports whether every interval saw a change: the estimate is
+// then the most the intervals can show (ln(2N+1)/mean interval for the
+// regular estimator), and the true rate may be far higher. A scheduler that
+// revisits at 1/Rate sees shorter intervals next and learns more.
+func (e Estimate) Saturated() bool { return e.OK() && e.X == e.N }
+
+// ScheduleRate is the rate a scheduler should plan with: Rate, except that
+// an estimate from intervals without a change gives the rate at which half
+// a change would have been expected, ln(1 + 0.5/N)/(Span/N) (the regular
+// estimator with X = 0.5 at the mean interval) instead of 0. A rate of 0
+// claims the page never changes, so the freshness-optimal allocation would
+// give it only the minimum rate however long the history; in simulation
+// (TestEstimateThenAllocate) planning with ScheduleRate instead of Rate
+// raised the freshness of an allocation on estimated rates from 92-94% to
+// 96-99% of the allocation on the true rates. An empty estimate gives 0.
+func (e Estimate) ScheduleRate() float64 {
+	if !e.OK() {
+		return 0
+	}
+	if e.X == 0 && e.Span > 0 {
+		n := float64(e.N)
+		return math.Log1p(0.5/n) / (e.Span / n)
+	}
+	return e.Rate
+}
+
 // Confidence returns an approximate two-sided confidence interval for the
 // rate at z standard normal quantiles (z = 1.96 for 95%). For the regular
 // estimator it maps a Wilson score interval for the change probability

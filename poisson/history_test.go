@@ -132,9 +132,37 @@ func TestFromHistoryEdges(t *testing.T) {
 	if want := math.Log(41) / 3600; e.Method != poisson.MethodRegular || math.Abs(e.Rate-want) > 1e-15 {
 		t.Errorf("all changed: %+v, want rate %v", e, want)
 	}
+	if !e.Saturated() || e.ScheduleRate() != e.Rate {
+		t.Errorf("all changed: saturated %v, schedule rate %v", e.Saturated(), e.ScheduleRate())
+	}
 	e = poisson.FromObservations(none, cfg)
-	if e.Method != poisson.MethodIrregular || e.Rate != 0 || e.X != 0 || !e.OK() || e.Period() != math.Inf(1) {
+	if e.Method != poisson.MethodIrregular || e.Rate != 0 || e.X != 0 || !e.OK() || e.Period() != math.Inf(1) || e.Saturated() {
 		t.Errorf("none changed: %+v", e)
+	}
+	// No change over 20 intervals spanning 400 h: plan with half a change.
+	if got, want := e.ScheduleRate(), math.Log1p(0.5/20)/(400*3600/20); math.Abs(got-want) > 1e-15*want {
+		t.Errorf("none changed: schedule rate %v, want %v", got, want)
+	}
+	if r := (poisson.Estimate{}).ScheduleRate(); r != 0 {
+		t.Errorf("empty: schedule rate %v", r)
+	}
+	// Histories beyond the stack buffer.
+	long := make([]poisson.Observation, 200)
+	var longIv []poisson.Interval
+	for i := range long {
+		long[i] = poisson.Observation{Time: t0.Add(time.Duration(i*i+i) * time.Minute), Changed: i%3 == 0}
+		if i > 0 {
+			longIv = append(longIv, poisson.Interval{Length: float64(2*i) * 60, Changed: i%3 == 0})
+		}
+	}
+	le := poisson.FromObservations(long, cfg)
+	want, _ := poisson.Irregular(longIv, poisson.Solver{})
+	if le.N != 199 || le.X != 66 || le.Rate != want.Rate {
+		t.Errorf("long history: %+v, want rate %v", le, want.Rate)
+	}
+	longIv = append(longIv, poisson.Interval{Length: -1})
+	if e := poisson.FromIntervals(longIv, cfg); e.N != 199 || e.Skipped != 1 || e.Rate != want.Rate {
+		t.Errorf("long intervals with a bad one: %+v", e)
 	}
 	if lo, hi := e.Confidence(1.96); lo != 0 || !(hi > 0 && hi < 1e-5) {
 		t.Errorf("none changed: interval [%v, %v]", lo, hi)
