@@ -436,3 +436,38 @@ func TestRegularSpread(t *testing.T) {
 	}
 	t.Logf("worst relative difference by spread: %v", worst)
 }
+
+// TestConfidenceCoverage measures the coverage of the 95% intervals of the
+// irregular and last-modified estimators by simulation.
+func TestConfidenceCoverage(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 16))
+	const reps = 4000
+	buf := make([]Interval, 0, 31)
+	for _, rate := range []float64{0.3, 1, 2} {
+		covIrr, covLM := 0, 0
+		for range reps {
+			pg := newPage(rng, rate)
+			buf = buf[:0]
+			var a LastModifiedAccumulator
+			now := 0.0
+			for range 31 {
+				l := 0.25 + 1.5*rng.Float64()
+				now += l
+				c, lc := pg.access(now)
+				buf = append(buf, Interval{Length: l, Changed: c})
+				a.Add(l, now-lc)
+			}
+			if lo, hi := irregular(buf, Solver{}).Confidence(1.96); lo <= rate && rate <= hi {
+				covIrr++
+			}
+			if lo, hi := a.Estimate().Confidence(1.96); lo <= rate && rate <= hi {
+				covLM++
+			}
+		}
+		ci, cl := float64(covIrr)/reps, float64(covLM)/reps
+		t.Logf("λ=%.1f n=31: 95%% interval coverage irregular %.3f, last-modified %.3f", rate, ci, cl)
+		if ci < 0.92 || ci > 0.98 || cl < 0.92 || cl > 0.98 {
+			t.Errorf("λ=%v: coverage irregular %v, last-modified %v, want about 0.95", rate, ci, cl)
+		}
+	}
+}
