@@ -27,16 +27,15 @@ func benchHistory(intervals func(i int) float64) []Observation {
 func benchFromHistory(b *testing.B, h []Observation) {
 	cfg := DefaultConfig()
 	at := func(o Observation) (time.Time, bool) { return o.Time, o.Changed }
-	e := FromHistory(h, at, cfg)
-	b.ReportMetric(float64(e.Iterations), "iterations")
+	var e Estimate
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		e = FromHistory(h, at, cfg)
 	}
 	if !e.OK() {
 		b.Fatal(e)
 	}
+	b.ReportMetric(float64(e.Iterations), "iterations")
 }
 
 // BenchmarkFromHistoryIrregular estimates from a 32-entry history with
