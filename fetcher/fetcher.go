@@ -1,0 +1,711 @@
+package fetcher
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// Request is one URL to fetch.
+type Request struct {
+	// URL is an absolute http or https URL, normalized (urlutil).
+	URL string
+	// ETag and LastModified are the validators of the stored copy; when
+	// set, the request is conditional (If-None-Match, If-Modified-Since)
+	// and an unchanged page answers 304 (fetch_notmodified).
+	ETag         string
+	LastModified string
+	// Priority is the URL's value for ranking policies (the CrawlDB
+	// score in trawl); BreadthFirst ignores it.
+	Priority float64
+	// ID is the caller's handle for the URL, returned in its Result. The
+	// fetcher sets -1 for the redirect targets it queues itself.
+	ID int
+	// Hops and From are set by the fetcher for a redirect target: the
+	// number of redirects followed to reach it, and the URL that
+	// redirected to it. Zero in the requests given to Run.
+	Hops int
+	From string
+}
+
+// Result is the outcome of one URL.
+type Result struct {
+	// Request is the request this result answers.
+	Request Request
+	// Code is the protocol outcome and Status the CrawlDB fetch status it
+	// maps to (Code.FetchStatus).
+	Code   Code
+	Status crawldb.Status
+	// HTTPStatus is the response's status code (0 without a response).
+	HTTPStatus int
+	// Message explains anything but a success: the protocol code, the
+	// HTTP status or the error.
+	Message string
+	// RedirectURL is a redirect's target, resolved against the URL and
+	// normalized ("" if the Location header is missing or unusable).
+	RedirectURL string
+	// Header is the response's header as received (nil without a
+	// response). ContentType is the media type, from the header or, when
+	// it has none, sniffed from the body; ETag and LastModified are the
+	// response's validators.
+	Header       http.Header
+	ContentType  string
+	ETag         string
+	LastModified string
+	// Body is the page (successes only), decoded (gzip, deflate) and at
+	// most Options.ContentLimit bytes; Truncated is true when the page
+	// was longer (or its compressed stream was cut or corrupt).
+	Body      []byte
+	Truncated bool
+	// Time is when the fetch ended, by Options.Clock.
+	Time time.Time
+	// Elapsed is the request's wall time; WireBytes the body bytes read
+	// from the network.
+	Elapsed   time.Duration
+	WireBytes int64
+}
+
+// Stats summarize a run.
+type Stats struct {
+	// Results by fetch status; RobotsDenied is part of Gone.
+	Success, NotModified, Redirects, Gone, Retry, RobotsDenied int64
+	// Unfetched counts the URLs given to Run (or queued as redirect
+	// targets) that got no result: their server was dropped for the round
+	// (robots.txt 5xx, Crawl-delay above the cap, too many exceptions),
+	// or the deadline came first.
+	Unfetched int64
+	// Requests counts page requests sent, RobotsRequests robots.txt
+	// requests; Connections the connections opened, MaxOpenConnections
+	// the most open at once.
+	Requests           int64
+	RobotsRequests     int64
+	Connections        int64
+	MaxOpenConnections int
+	// Bytes counts body bytes read from the network.
+	Bytes int64
+	// Servers is the number of servers (hosts) seen.
+	Servers int
+	// Duration is the run's wall time; DeadlineReached reports that
+	// Options.Deadline ended it.
+	Duration        time.Duration
+	DeadlineReached bool
+}
+
+// Counter names, as Options.Count receives them. Results are counted by
+// fetch status name (fetch_success, fetch_retry, ...) and by protocol
+// code (code_notfound, code_exception, ...).
+const (
+	CounterRequests          = "requests"
+	CounterRobotsRequests    = "robots_requests"
+	CounterRobotsDenied      = "robots_denied"
+	CounterRobotsUnparsable  = "robots_unparsable"
+	CounterRobotsDeferred    = "hosts_robots_deferred"
+	CounterUnreachable       = "hosts_unreachable"
+	CounterRefused           = "hosts_refused_private"
+	CounterCrawlDelayTooLong = "hosts_crawl_delay_too_long"
+	CounterExceptionDropped  = "hosts_dropped_exceptions"
+	CounterExceptions        = "exceptions"
+	CounterUnfetched         = "unfetched"
+	CounterBytes             = "bytes"
+	CounterTruncated         = "truncated"
+	CounterConnections       = "connections"
+	CounterDNSFailures       = "dns_failures"
+	CounterRedirectsFollowed = "redirects_followed"
+	CounterRedirectsSeen     = "redirects_already_queued"
+	CounterMalformed         = "malformed_urls"
+	CounterDuplicates        = "duplicate_urls"
+)
+
+// Fetcher fetches URLs politely: the two-level queue of servers and their
+// URLs (see Policy), one connection per server at a time, robots.txt,
+// politeness delays, timeouts and content limits. It is safe to Run
+// several times, also at once; each run has its own queues, connections
+// and robots.txt cache.
+type Fetcher struct {
+	o Options
+}
+
+// New checks o and returns a Fetcher.
+func New(o Options) (*Fetcher, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Fetcher{o: o}, nil
+}
+
+// Options returns the fetcher's options with defaults filled in.
+func (f *Fetcher) Options() Options { return f.o }
+
+// errDeadline is the cause of a run's end at Options.Deadline, and
+// errReadTimeout of a request's at the read timeout.
+var (
+	errDeadline    = errors.New("fetch deadline reached")
+	errReadTimeout = errors.New("read timeout")
+)
+
+// run is one Run.
+type run struct {
+	o      Options
+	agent  string
+	ua     string
+	sched  *scheduler
+	conns  *connAccount
+	cancel context.CancelCauseFunc
+
+	emitMu  sync.Mutex
+	emitFn  func(*Result) error
+	emitErr error
+
+	success, notModified, redirects, gone, retry, robotsDenied atomic.Int64
+	unfetched, requests, robotsRequests, bytes                 atomic.Int64
+}
+
+// Run fetches reqs and calls emit once per result, from one goroutine at
+// a time, in completion order. Every request gets exactly one result,
+// unless its server is dropped for the round or the deadline comes first
+// (Stats.Unfetched); redirect targets the fetcher follows get results of
+// their own (Request.ID -1). Duplicate URLs in reqs are fetched once (the
+// first one's ID is reported). An error from emit stops the run and is
+// returned; so is ctx's error if ctx ends (the Deadline option is not an
+// error). Network failures are results, never errors.
+func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) error) (*Stats, error) {
+	began := time.Now()
+	o := f.o
+	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
+		conns: newConnAccount(), emitFn: emit}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.cancel = cancel
+	if !o.Deadline.IsZero() {
+		var cancelD context.CancelFunc
+		runCtx, cancelD = context.WithDeadlineCause(runCtx, o.Deadline, errDeadline)
+		defer cancelD()
+	}
+	for _, q := range reqs {
+		q.Hops, q.From = 0, ""
+		u, host, err := parseTarget(q.URL)
+		if err != nil {
+			o.Count(CounterMalformed, 1)
+			r.emit(&Result{Request: q, Code: CodeGone, Status: CodeGone.FetchStatus(),
+				Message: "gone: " + err.Error(), Time: o.Clock()})
+			continue
+		}
+		if !r.sched.add(q, u, host) {
+			o.Count(CounterDuplicates, 1)
+		}
+	}
+	r.sched.start()
+	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
+		"policy", o.Policy.Name(), "server_delay", o.ServerDelay, "agent", r.ua)
+
+	stopProgress := r.progress(began)
+	var wg sync.WaitGroup
+	for range o.MaxConnections {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.worker(runCtx)
+		}()
+	}
+	wg.Wait()
+	stopProgress()
+
+	left := int64(r.sched.remaining())
+	r.unfetched.Add(left)
+	o.Count(CounterUnfetched, left)
+	st := &Stats{
+		Success: r.success.Load(), NotModified: r.notModified.Load(), Redirects: r.redirects.Load(),
+		Gone: r.gone.Load(), Retry: r.retry.Load(), RobotsDenied: r.robotsDenied.Load(),
+		Unfetched: r.unfetched.Load(), Requests: r.requests.Load(), RobotsRequests: r.robotsRequests.Load(),
+		Bytes: r.bytes.Load(), Servers: len(r.sched.order), Duration: time.Since(began),
+	}
+	r.conns.mu.Lock()
+	st.Connections, st.MaxOpenConnections = r.conns.dialed, r.conns.maxOpen
+	r.conns.mu.Unlock()
+	st.DeadlineReached = errors.Is(context.Cause(runCtx), errDeadline)
+	o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
+		"gone", st.Gone, "retry", st.Retry, "unfetched", st.Unfetched, "bytes", st.Bytes,
+		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached)
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("fetcher: %w", err)
+	}
+	r.emitMu.Lock()
+	err := r.emitErr
+	r.emitMu.Unlock()
+	if err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// parseTarget parses a URL to fetch and returns its server key.
+func parseTarget(raw string) (*url.URL, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("malformed URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, "", fmt.Errorf("unsupported scheme %q in %s", u.Scheme, raw)
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "" {
+		return nil, "", fmt.Errorf("no host in %s", raw)
+	}
+	return u, host, nil
+}
+
+// emit reports a result, counting it.
+func (r *run) emit(res *Result) {
+	switch res.Status {
+	case crawldb.StatusFetchSuccess:
+		r.success.Add(1)
+	case crawldb.StatusFetchNotModified:
+		r.notModified.Add(1)
+	case crawldb.StatusFetchRedirPerm, crawldb.StatusFetchRedirTemp:
+		r.redirects.Add(1)
+	case crawldb.StatusFetchGone:
+		r.gone.Add(1)
+	default:
+		r.retry.Add(1)
+	}
+	if res.Code == CodeRobotsDenied {
+		r.robotsDenied.Add(1)
+		r.o.Count(CounterRobotsDenied, 1)
+	}
+	if res.Truncated {
+		r.o.Count(CounterTruncated, 1)
+	}
+	r.o.Count(res.Status.String(), 1)
+	r.o.Count("code_"+res.Code.String(), 1)
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	if r.emitErr != nil {
+		return
+	}
+	if err := r.emitFn(res); err != nil {
+		r.emitErr = err
+		r.cancel(err)
+	}
+}
+
+// worker is one connection slot: it serves one server at a time.
+func (r *run) worker(ctx context.Context) {
+	for {
+		s := r.sched.acquire(ctx)
+		if s == nil {
+			return
+		}
+		r.serve(ctx, s)
+		if s.transport != nil {
+			// Close the connection, so that a worker never holds more
+			// than one: it closes as soon as the transport has it back.
+			s.transport.CloseIdleConnections()
+			if !r.sched.waitClosed(s, 2*time.Second) {
+				r.o.Log.Debug("a connection did not close in time", "host", s.host)
+			}
+		}
+		r.sched.release(s)
+	}
+}
+
+// serve runs one session with server s: its URLs in policy order over
+// one connection, until the queue is empty, the server closes the
+// connection, the policy's session limit is reached, or the next turn is
+// further away than HoldConnection.
+func (r *run) serve(ctx context.Context, s *server) {
+	limit := r.sched.sessionLimit(s)
+	for served := 0; ctx.Err() == nil; {
+		it := r.sched.pop(s)
+		if it == nil {
+			return
+		}
+		rules, out, msg := r.robotsFor(ctx, s, it.u)
+		switch out {
+		case robotsWait, robotsAbandoned:
+			r.sched.unpop(s, it)
+			return
+		case robotsDeferred:
+			r.sched.unpop(s, it)
+			n := r.sched.drop(s)
+			r.dropped(n)
+			r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", n, "reason", msg)
+			return
+		case robotsUnreachable, robotsRefused:
+			code := CodeException
+			counter := CounterUnreachable
+			if out == robotsRefused {
+				code, counter = CodeAccessDenied, CounterRefused
+			}
+			r.o.Count(counter, 1)
+			items := append([]*item{it}, r.sched.fail(s, code, msg)...)
+			r.o.Log.Info("host failed", "host", s.host, "urls", len(items), "code", code, "reason", msg)
+			for _, x := range items {
+				r.emit(&Result{Request: x.req, Code: code, Status: code.FetchStatus(),
+					Message: code.String() + ": " + msg, Time: r.o.Clock()})
+			}
+			return
+		}
+		if cd := r.crawlDelay(s); r.o.MaxCrawlDelay > 0 && cd > r.o.MaxCrawlDelay {
+			r.sched.unpop(s, it)
+			n := r.sched.drop(s)
+			r.dropped(n)
+			r.o.Count(CounterCrawlDelayTooLong, 1)
+			r.o.Log.Info("robots.txt Crawl-delay above the cap: host skipped for the round",
+				"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", n)
+			return
+		}
+		if !rules.allowed(it.u) {
+			r.emit(&Result{Request: it.req, Code: CodeRobotsDenied, Status: CodeRobotsDenied.FetchStatus(),
+				Message: "robots_denied: disallowed by robots.txt", Time: r.o.Clock()})
+			continue
+		}
+		if !r.waitTurn(ctx, s, false) {
+			r.sched.unpop(s, it)
+			return
+		}
+		res, connEnded, exceptions := r.fetchPage(ctx, s, it)
+		if res == nil {
+			r.sched.unpop(s, it) // abandoned: the run is ending
+			return
+		}
+		r.emit(res)
+		if res.Code.IsRedirect() && res.RedirectURL != "" && it.req.Hops < r.o.FollowRedirects && res.RedirectURL != it.req.URL {
+			r.follow(it.req, res.RedirectURL)
+		}
+		if res.Code.IsException() && r.o.MaxExceptionsPerHost > 0 && exceptions >= r.o.MaxExceptionsPerHost {
+			n := r.sched.drop(s)
+			r.dropped(n)
+			r.o.Count(CounterExceptionDropped, 1)
+			r.o.Log.Info("too many exceptions: host dropped for the round", "host", s.host,
+				"exceptions", exceptions, "urls", n, "last", res.Message)
+			return
+		}
+		served++
+		if connEnded || (limit > 0 && served >= limit) {
+			return
+		}
+	}
+}
+
+// dropped counts URLs left unfetched.
+func (r *run) dropped(n int) {
+	r.unfetched.Add(int64(n))
+	r.o.Count(CounterUnfetched, int64(n))
+}
+
+func (r *run) crawlDelay(s *server) time.Duration {
+	r.sched.mu.Lock()
+	defer r.sched.mu.Unlock()
+	return s.crawlDelay
+}
+
+// follow queues a redirect target as a request of its own.
+func (r *run) follow(from Request, target string) {
+	u, host, err := parseTarget(target)
+	if err != nil {
+		return
+	}
+	req := Request{URL: target, ID: -1, Priority: from.Priority, Hops: from.Hops + 1, From: from.URL}
+	switch out, code, msg := r.sched.enqueue(req, u, host); out {
+	case enqueued:
+		r.o.Count(CounterRedirectsFollowed, 1)
+	case enqueueSeen:
+		r.o.Count(CounterRedirectsSeen, 1)
+	case enqueueDropped:
+		r.dropped(1)
+	case enqueueFailed:
+		r.emit(&Result{Request: req, Code: code, Status: code.FetchStatus(), Message: code.String() + ": " + msg, Time: r.o.Clock()})
+	}
+}
+
+// waitTurn waits until s may get its next request. Unless force, it
+// gives up (false) when that is further away than HoldConnection; it
+// returns false when ctx ends.
+func (r *run) waitTurn(ctx context.Context, s *server, force bool) bool {
+	d := r.sched.turn(s)
+	if d <= 0 {
+		return true
+	}
+	if !force && d > r.o.HoldConnection {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// response is one HTTP exchange as read.
+type response struct {
+	status    int
+	header    http.Header
+	body      body
+	closed    bool // the connection ended with this response
+	keepAlive bool
+	elapsed   time.Duration
+}
+
+// do sends one GET for rawURL over s's connection and reads the body (at
+// most limit bytes). It records the exchange in s's measurements and
+// sets s's next turn.
+func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header, limit int64, robots bool) (*response, error) {
+	if s.transport == nil {
+		s.transport = r.newTransport(s)
+	}
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// A safety net: connecting is bounded by the dialer, reading by the
+	// read timer below.
+	safeCtx, cancelSafe := context.WithTimeout(reqCtx, 2*r.o.ConnectTimeout+r.o.ReadTimeout+time.Second)
+	defer cancelSafe()
+	var readTimer atomic.Pointer[time.Timer]
+	defer func() {
+		if t := readTimer.Load(); t != nil {
+			t.Stop()
+		}
+	}()
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		t := time.AfterFunc(r.o.ReadTimeout, func() { cancel(errReadTimeout) })
+		if old := readTimer.Swap(t); old != nil {
+			old.Stop()
+		}
+	}}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(safeCtx, trace), http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("request %s: %w", rawURL, err)
+	}
+	req.Header.Set("User-Agent", r.ua)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	req.Header.Set("Accept-Language", "en-us,en-gb,en;q=0.7,*;q=0.3")
+	req.Header.Set("Accept-Encoding", "gzip, deflate")
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	if robots {
+		r.robotsRequests.Add(1)
+	} else {
+		r.requests.Add(1)
+		r.o.Count(CounterRequests, 1)
+	}
+	began := time.Now()
+	resp, err := s.transport.RoundTrip(req)
+	if err != nil {
+		return nil, requestError(reqCtx, err, r.o.ReadTimeout)
+	}
+	b, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), resp.ContentLength, limit)
+	resp.Body.Close()
+	r.bytes.Add(b.wire)
+	r.o.Count(CounterBytes, b.wire)
+	if err != nil {
+		return &response{status: resp.StatusCode, header: resp.Header, body: b, closed: true, elapsed: time.Since(began)},
+			requestError(reqCtx, err, r.o.ReadTimeout)
+	}
+	return &response{
+		status: resp.StatusCode, header: resp.Header, body: b,
+		closed:    resp.Close || b.truncated,
+		keepAlive: resp.ProtoAtLeast(1, 1) && !resp.Close,
+		elapsed:   time.Since(began),
+	}, nil
+}
+
+// requestError names why a request failed.
+func requestError(ctx context.Context, err error, readTimeout time.Duration) error {
+	if errors.Is(context.Cause(ctx), errReadTimeout) {
+		return fmt.Errorf("no complete response within %v: %w", readTimeout, errReadTimeout)
+	}
+	if errors.Is(context.Cause(ctx), errDeadline) {
+		return errDeadline
+	}
+	return err
+}
+
+// newTransport makes s's HTTP/1.1 transport: one connection at a time,
+// dialed by the run's dialer, no transparent decompression (the body
+// reader decodes within the content limit), no proxy, no HTTP/2.
+func (r *run) newTransport(s *server) *http.Transport {
+	return &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return r.dial(ctx, s, network, addr)
+		},
+		TLSHandshakeTimeout:    r.o.ConnectTimeout,
+		DisableCompression:     true,
+		MaxIdleConns:           1,
+		MaxIdleConnsPerHost:    1,
+		MaxConnsPerHost:        1,
+		IdleConnTimeout:        90 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10,
+		TLSNextProto:           map[string]func(string, *tls.Conn) http.RoundTripper{},
+	}
+}
+
+// fetchPage fetches one URL of s. It returns nil if the run ended during
+// the request; connEnded when the connection cannot be reused; and the
+// server's exception count.
+func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, connEnded bool, exceptions int) {
+	var hdr http.Header
+	if it.req.ETag != "" || it.req.LastModified != "" {
+		hdr = http.Header{}
+		if it.req.ETag != "" {
+			hdr.Set("If-None-Match", it.req.ETag)
+		}
+		if it.req.LastModified != "" {
+			hdr.Set("If-Modified-Since", it.req.LastModified)
+		}
+	}
+	resp, err := r.do(ctx, s, it.req.URL, hdr, r.o.ContentLimit, false)
+	if err != nil && ctx.Err() != nil {
+		return nil, true, 0
+	}
+	res = &Result{Request: it.req, Time: r.o.Clock()}
+	var elapsed time.Duration
+	var wire int64
+	if resp != nil {
+		elapsed, wire = resp.elapsed, resp.body.wire
+		res.HTTPStatus, res.Header, res.Elapsed, res.WireBytes = resp.status, resp.header, resp.elapsed, wire
+	}
+	if err != nil {
+		var ref *RefusedError
+		if errors.As(err, &ref) {
+			res.Code = CodeAccessDenied
+		} else {
+			res.Code = CodeException
+		}
+		res.Status = res.Code.FetchStatus()
+		res.Message = res.Code.String() + ": " + describe(err)
+		exceptions = r.sched.answered(s, elapsed, wire, false, true, res.Code.IsException(), r.o.ExceptionBackoff)
+		return res, true, exceptions
+	}
+	res.Code = HTTPCode(resp.status)
+	res.Status = res.Code.FetchStatus()
+	res.ETag = resp.header.Get("ETag")
+	res.LastModified = resp.header.Get("Last-Modified")
+	res.ContentType = mediaType(resp.header.Get("Content-Type"))
+	switch {
+	case res.Code == CodeSuccess:
+		res.Body, res.Truncated = resp.body.data, resp.body.truncated
+		if res.ContentType == "" {
+			res.ContentType = mediaType(http.DetectContentType(res.Body))
+		}
+		if resp.body.decodeErr != nil {
+			res.Message = "content decoding stopped: " + resp.body.decodeErr.Error()
+		}
+	case res.Code.IsRedirect():
+		loc := resp.header.Get("Location")
+		target, lerr := urlutil.ResolveReference(it.req.URL, loc)
+		switch {
+		case loc == "":
+			res.Message = res.Code.String() + ": " + httpStatusText(resp.status) + " without a Location"
+		case lerr != nil:
+			res.Message = res.Code.String() + ": " + httpStatusText(resp.status) + " to an unusable Location: " + lerr.Error()
+		default:
+			res.RedirectURL = target
+			res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
+		}
+	case res.Code != CodeNotModified:
+		res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
+	}
+	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.closed, res.Code.IsException(), r.o.ExceptionBackoff)
+	return res, resp.closed, exceptions
+}
+
+// mediaType is the media type of a Content-Type value, lower case,
+// without parameters ("" if none).
+func mediaType(v string) string {
+	if v == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(v)
+	if err != nil {
+		mt, _, _ = strings.Cut(v, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	return mt
+}
+
+// httpStatusText is "http 404 Not Found".
+func httpStatusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("http %d %s", code, t)
+	}
+	return fmt.Sprintf("http %d", code)
+}
+
+// describe makes a short message of a request error.
+func describe(err error) string {
+	var ref *RefusedError
+	var dnsErr *DNSError
+	switch {
+	case errors.As(err, &ref):
+		return ref.Error()
+	case errors.Is(err, errReadTimeout):
+		return err.Error()
+	case errors.As(err, &dnsErr):
+		return dnsErr.Error()
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by peer"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "timeout: " + shorten(err.Error())
+	}
+	return shorten(err.Error())
+}
+
+func shorten(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "..."
+	}
+	return s
+}
+
+// progress logs a line every ProgressInterval until the returned function
+// is called.
+func (r *run) progress(began time.Time) func() {
+	if r.o.ProgressInterval < 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(r.o.ProgressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				queued, busy, servers := r.sched.load()
+				el := time.Since(began).Seconds()
+				ok := r.success.Load()
+				r.o.Log.Info("fetch progress", "success", ok, "notmodified", r.notModified.Load(),
+					"redirects", r.redirects.Load(), "gone", r.gone.Load(), "retry", r.retry.Load(),
+					"bytes", r.bytes.Load(), "pages_per_s", fmt.Sprintf("%.1f", float64(ok)/max(el, 1e-9)),
+					"queued", queued, "servers_busy", busy, "servers", servers)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

@@ -1,0 +1,204 @@
+package fetcher
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Defaults of Options' zero fields.
+const (
+	// DefaultServerDelay is the politeness delay between two requests to
+	// one server (Nutch's fetcher.server.delay is 5 s in
+	// nutch-default.xml).
+	DefaultServerDelay = 5 * time.Second
+	// DefaultMaxCrawlDelay caps robots.txt Crawl-delay (Nutch's
+	// fetcher.max.crawl.delay, 30 s).
+	DefaultMaxCrawlDelay = 30 * time.Second
+	// DefaultMaxConnections is the number of connections (workers) of one
+	// fetcher, as in the high-performance crawl scheduling paper.
+	DefaultMaxConnections = 64
+	// DefaultConnectTimeout bounds name resolution plus the TCP (and TLS)
+	// connect.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultReadTimeout bounds one response, from the moment the
+	// connection is there until the body is read.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultContentLimit is the most body bytes kept per page (Nutch's
+	// http.content.limit is 1 MiB in trawl, 64 KiB in Nutch).
+	DefaultContentLimit = 1 << 20
+	// DefaultMaxExceptionsPerHost is how many exceptions (network errors,
+	// timeouts, HTTP 5xx, 403 and other unexpected codes) one server may
+	// cause before its remaining URLs are dropped for the round.
+	DefaultMaxExceptionsPerHost = 10
+	// DefaultExceptionBackoff is the first extra delay after an exception;
+	// it doubles with each further exception in a row.
+	DefaultExceptionBackoff = time.Second
+	// MaxRobotsRedirects is how many redirects a robots.txt request
+	// follows (Nutch's http.robots.redirect.max).
+	MaxRobotsRedirects = 5
+	// RobotsLimit is the most robots.txt bytes read (RFC 9309 asks
+	// crawlers to parse at least 500 KiB).
+	RobotsLimit = 512 << 10
+	// Version is the crawler version put in the User-Agent header.
+	Version = "trawl/0.3"
+)
+
+// Options configure a Fetcher. The zero value of every field but Agent
+// is usable; durations and counts that are zero take the defaults above,
+// and negative values mean "none" where the field says so.
+type Options struct {
+	// Agent names the crawler (Nutch's http.agent.name); required. The
+	// User-Agent header is Agent + "/" + Version unless Agent already has
+	// a "/"; robots.txt groups are matched against Agent's first word.
+	Agent string
+	// ServerDelay is the politeness delay between the end of one request
+	// to a server and the start of the next; 0 means DefaultServerDelay,
+	// negative means no delay.
+	ServerDelay time.Duration
+	// MaxCrawlDelay caps robots.txt Crawl-delay: a server asking for more
+	// is skipped for the round (its URLs are left unfetched); 0 means
+	// DefaultMaxCrawlDelay, negative means no cap.
+	MaxCrawlDelay time.Duration
+	// MaxConnections is the number of workers, each holding at most one
+	// connection; 0 means DefaultMaxConnections.
+	MaxConnections int
+	// ConnectTimeout and ReadTimeout: see DefaultConnectTimeout and
+	// DefaultReadTimeout; 0 means the default.
+	ConnectTimeout time.Duration
+	ReadTimeout    time.Duration
+	// ContentLimit is the most body bytes kept per page, after decoding
+	// (a longer body is cut and the result marked Truncated); 0 means
+	// DefaultContentLimit.
+	ContentLimit int64
+	// FollowRedirects is how many redirects in a row are followed within
+	// the fetch: 0 records a redirect and leaves its target to the next
+	// round, as Nutch's http.redirect.max = 0 does.
+	FollowRedirects int
+	// Deadline, if not zero, is when fetching stops: requests still in
+	// flight are abandoned, and the URLs not yet fetched are not reported
+	// (Nutch's fetcher.timelimit.mins).
+	Deadline time.Time
+	// AllowPrivate lets the fetcher connect to private, loopback,
+	// link-local and other non-public addresses (see PrivateAddr).
+	AllowPrivate bool
+	// Resolver resolves host names; nil means the system resolver.
+	Resolver Resolver
+	// MaxExceptionsPerHost: after this many exceptions on one server, its
+	// remaining URLs are left unfetched (Nutch's
+	// fetcher.max.exceptions.per.queue); 0 means
+	// DefaultMaxExceptionsPerHost, negative means no limit.
+	MaxExceptionsPerHost int
+	// ExceptionBackoff is the extra delay after an exception, doubled for
+	// each further exception in a row (a response that is not an
+	// exception resets it), at most 10 minutes (Nutch's
+	// fetcher.exceptions.per.queue.delay, which does not reset); 0 means
+	// DefaultExceptionBackoff, negative means none.
+	ExceptionBackoff time.Duration
+	// HoldConnection: a worker keeps its connection to a server and waits
+	// for the server's next turn when that is at most this far away;
+	// otherwise it closes the connection and serves another server. 0
+	// holds only when no wait is needed (zero politeness delay).
+	HoldConnection time.Duration
+	// Policy ranks servers and orders each server's URLs; nil means
+	// BreadthFirst.
+	Policy Policy
+	// Clock gives the fetch time recorded in results (a simulated clock
+	// in trawl crawls); nil means time.Now. Politeness always uses the
+	// wall clock.
+	Clock func() time.Time
+	// Log receives the fetcher's logs; nil means slog.Default().
+	Log *slog.Logger
+	// Count, if set, receives counter increments (it is called from many
+	// goroutines at once).
+	Count func(name string, n int64)
+	// ProgressInterval is the period of progress log lines; 0 means 10 s,
+	// negative means none.
+	ProgressInterval time.Duration
+}
+
+// withDefaults checks o and fills its zero fields.
+func (o Options) withDefaults() (Options, error) {
+	o.Agent = strings.TrimSpace(o.Agent)
+	if o.Agent == "" {
+		return o, errors.New("fetcher: no agent name: set the crawler's name (Nutch's http.agent.name; trawl's --agent or TRAWL_AGENT)")
+	}
+	if strings.ContainsAny(o.Agent, "\r\n") {
+		return o, fmt.Errorf("fetcher: agent name %q has a line break", o.Agent)
+	}
+	switch {
+	case o.ServerDelay == 0:
+		o.ServerDelay = DefaultServerDelay
+	case o.ServerDelay < 0:
+		o.ServerDelay = 0
+	}
+	if o.MaxCrawlDelay == 0 {
+		o.MaxCrawlDelay = DefaultMaxCrawlDelay
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.ContentLimit <= 0 {
+		o.ContentLimit = DefaultContentLimit
+	}
+	if o.FollowRedirects < 0 {
+		o.FollowRedirects = 0
+	}
+	if o.MaxExceptionsPerHost == 0 {
+		o.MaxExceptionsPerHost = DefaultMaxExceptionsPerHost
+	}
+	switch {
+	case o.ExceptionBackoff == 0:
+		o.ExceptionBackoff = DefaultExceptionBackoff
+	case o.ExceptionBackoff < 0:
+		o.ExceptionBackoff = 0
+	}
+	if o.HoldConnection < 0 {
+		o.HoldConnection = 0
+	}
+	if o.Resolver == nil {
+		o.Resolver = SystemResolver{}
+	}
+	if o.Policy == nil {
+		o.Policy = BreadthFirst{}
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Count == nil {
+		o.Count = func(string, int64) {}
+	}
+	if o.ProgressInterval == 0 {
+		o.ProgressInterval = 10 * time.Second
+	}
+	return o, nil
+}
+
+// userAgent is the User-Agent header value.
+func (o Options) userAgent() string {
+	if strings.Contains(o.Agent, "/") {
+		return o.Agent
+	}
+	return o.Agent + "/" + Version
+}
+
+// robotsAgent is the name matched against robots.txt User-agent lines:
+// the agent's product token, lower case.
+func (o Options) robotsAgent() string {
+	a := o.Agent
+	if i := strings.IndexAny(a, "/ \t"); i >= 0 {
+		a = a[:i]
+	}
+	return strings.ToLower(a)
+}

@@ -1,0 +1,236 @@
+package fetcher
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/simweb"
+)
+
+// hostPages returns the ids of the content pages of host h.
+func hostPages(w *simweb.Web, h int) []int {
+	var ids []int
+	for id := range w.NumPages() {
+		if p := w.Page(id); p.Host == h && p.Kind.IsContent() && p.RobotsAllowed {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestPoliteness: with a server delay, every host sees one request at a
+// time over one connection at a time, and the gap between the end of a
+// request and the start of the next is at least the delay, robots.txt
+// included.
+func TestPoliteness(t *testing.T) {
+	w, srv := serveWeb(t, smallWeb(11, 6, 90, 0), 0)
+	const delay = 200 * time.Millisecond
+	var reqs []Request
+	hosts := 0
+	for h := 0; h < 6 && hosts < 4; h++ {
+		ids := hostPages(w, h)
+		if len(ids) < 3 {
+			continue
+		}
+		hosts++
+		for _, id := range ids[:min(len(ids), 6)] {
+			reqs = append(reqs, Request{URL: srv.URL(id), ID: len(reqs)})
+		}
+	}
+	if hosts < 3 {
+		t.Fatalf("only %d hosts with 3 pages: pick another seed", hosts)
+	}
+	o := testOptions(t, srv)
+	o.ServerDelay = delay
+	o.MaxConnections = 8
+	res, st := fetchAll(t, o, reqs)
+	waitIdle(t, srv)
+	for _, q := range reqs {
+		if r := res[q.URL]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+			t.Errorf("%s: %+v", q.URL, r)
+		}
+	}
+	stats := simweb.Stats(srv.AccessLog().Entries())
+	if len(stats) != hosts {
+		t.Errorf("%d hosts requested, want %d", len(stats), hosts)
+	}
+	for h, hs := range stats {
+		if hs.MaxConcurrent != 1 {
+			t.Errorf("%s: %d requests at once", h, hs.MaxConcurrent)
+		}
+		if hs.MinGap < delay {
+			t.Errorf("%s: requests %v apart, want at least %v", h, hs.MinGap, delay)
+		}
+	}
+	if st.MaxOpenConnections > o.MaxConnections {
+		t.Errorf("%d connections open at once, limit %d", st.MaxOpenConnections, o.MaxConnections)
+	}
+}
+
+// TestCrawlDelay: a robots.txt Crawl-delay longer than the server delay
+// spaces the requests; one above MaxCrawlDelay leaves the host unfetched
+// with no page requested.
+func TestCrawlDelay(t *testing.T) {
+	slow := newRecorder(t, "127.0.2.1", site("User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n"))
+	tooSlow := newRecorder(t, "127.0.2.2", site("User-agent: *\nCrawl-delay: 60\n"))
+	other := newRecorder(t, "127.0.2.3", site(""))
+	var urls []string
+	for i := range 3 {
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", slow.base, i))
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", tooSlow.base, i))
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", other.base, i))
+	}
+	urls = append(urls, slow.base+"/private/x.html")
+	o := Options{Agent: "trawl-test", ServerDelay: 50 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
+		AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+	res, st := fetchAll(t, o, requests(urls...))
+
+	if g := minGap(slow.requests()); g < time.Second {
+		t.Errorf("Crawl-delay 1: requests %v apart", g)
+	}
+	if n := slow.pages(); n != 3 {
+		t.Errorf("Crawl-delay host: %d pages requested, want 3", n)
+	}
+	if r := res[slow.base+"/private/x.html"]; r == nil || r.Code != CodeRobotsDenied {
+		t.Errorf("disallowed URL: %+v", r)
+	}
+	if n := tooSlow.pages(); n != 0 {
+		t.Errorf("Crawl-delay 60 > max 2s: %d pages requested, want none", n)
+	}
+	for i := range 3 {
+		if r := res[fmt.Sprintf("%s/p%d.html", tooSlow.base, i)]; r != nil {
+			t.Errorf("Crawl-delay above the cap: got a result %v, want the URL left unfetched", r.Status)
+		}
+		if r := res[fmt.Sprintf("%s/p%d.html", other.base, i)]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+			t.Errorf("other host: %+v", r)
+		}
+	}
+	if st.Unfetched != 3 {
+		t.Errorf("Unfetched = %d, want 3", st.Unfetched)
+	}
+	if g := minGap(other.requests()); g < o.ServerDelay {
+		t.Errorf("server delay: requests %v apart", g)
+	}
+}
+
+// TestKeepAlive: without a politeness delay, a worker fetches a host's
+// URLs over one kept-alive connection, up to what the server allows;
+// HTTP/1.0 hosts get a connection per request.
+func TestKeepAlive(t *testing.T) {
+	w, srv := serveWeb(t, smallWeb(4, 12, 400, simweb.HazardFailingHosts), 0)
+	var reqs []Request
+	for h := range 12 {
+		for _, id := range hostPages(w, h) {
+			reqs = append(reqs, Request{URL: srv.URL(id), ID: len(reqs)})
+		}
+	}
+	o := testOptions(t, srv)
+	o.MaxConnections = 4
+	_, st := fetchAll(t, o, reqs)
+	waitIdle(t, srv)
+	stats := simweb.Stats(srv.AccessLog().Entries())
+	sawKeepAlive, sawHTTP10 := false, false
+	for h := range 12 {
+		info := w.Host(h)
+		hs, ok := stats[info.Name]
+		if !ok || hs.Requests < 4 {
+			continue
+		}
+		switch info.Role {
+		case simweb.RoleHTTP10:
+			sawHTTP10 = true
+			if hs.MaxPerConn != 1 {
+				t.Errorf("%s (HTTP/1.0): %d requests on one connection", info.Name, hs.MaxPerConn)
+			}
+		case simweb.RoleNormal:
+			sawKeepAlive = true
+			if hs.MaxPerConn < 2 {
+				t.Errorf("%s: one request per connection (%d requests, %d connections)", info.Name, hs.Requests, hs.Connections)
+			}
+			if info.KeepAlive > 0 && hs.MaxPerConn > info.KeepAlive {
+				t.Errorf("%s: %d requests on a connection, the server allows %d", info.Name, hs.MaxPerConn, info.KeepAlive)
+			}
+		}
+	}
+	if !sawKeepAlive || !sawHTTP10 {
+		t.Errorf("the web lacks a normal (%v) or HTTP/1.0 (%v) host with 4 requests: pick another seed", sawKeepAlive, sawHTTP10)
+	}
+	if st.MaxOpenConnections > o.MaxConnections {
+		t.Errorf("%d connections open at once, limit %d", st.MaxOpenConnections, o.MaxConnections)
+	}
+}
+
+// TestExceptionLimit: a host that answers 503 is dropped after
+// MaxExceptionsPerHost exceptions, its other URLs left unfetched; the
+// delay after each exception in a row doubles.
+func TestExceptionLimit(t *testing.T) {
+	bad := newRecorder(t, "127.0.2.4", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	})
+	var urls []string
+	for i := range 10 {
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", bad.base, i))
+	}
+	const backoff = 100 * time.Millisecond
+	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, MaxExceptionsPerHost: 3,
+		ExceptionBackoff: backoff, HoldConnection: time.Second, Log: testLog(), ProgressInterval: -1}
+	res, st := fetchAll(t, o, requests(urls...))
+	if len(res) != 3 || st.Retry != 3 {
+		t.Errorf("%d results, %d retries; want 3 of each", len(res), st.Retry)
+	}
+	for u, r := range res {
+		if r.Status != crawldb.StatusFetchRetry || r.HTTPStatus != 503 || r.Code != CodeException {
+			t.Errorf("%s: %v %v %d", u, r.Status, r.Code, r.HTTPStatus)
+		}
+	}
+	if st.Unfetched != 7 {
+		t.Errorf("Unfetched = %d, want 7", st.Unfetched)
+	}
+	var pages []hit
+	for _, h := range bad.requests() {
+		if h.path != "/robots.txt" {
+			pages = append(pages, h)
+		}
+	}
+	if len(pages) != 3 {
+		t.Fatalf("%d page requests, want 3", len(pages))
+	}
+	for i := 1; i < len(pages); i++ {
+		want := backoff << (i - 1)
+		if gap := pages[i].start.Sub(pages[i-1].end); gap < want {
+			t.Errorf("gap after exception %d: %v, want at least %v", i, gap, want)
+		}
+	}
+}
+
+// TestDeadline: at the deadline the fetcher stops; the URLs it did not
+// fetch get no result.
+func TestDeadline(t *testing.T) {
+	site := newRecorder(t, "127.0.2.5", site(""))
+	var urls []string
+	for i := range 40 {
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", site.base, i))
+	}
+	o := Options{Agent: "trawl-test", ServerDelay: 100 * time.Millisecond, AllowPrivate: true,
+		Deadline: time.Now().Add(600 * time.Millisecond), Log: testLog(), ProgressInterval: -1}
+	res, st := fetchAll(t, o, requests(urls...))
+	if !st.DeadlineReached {
+		t.Error("DeadlineReached is false")
+	}
+	if len(res) == 0 || len(res) >= 40 {
+		t.Errorf("%d results, want some but not all 40", len(res))
+	}
+	if int64(len(res))+st.Unfetched != 40 {
+		t.Errorf("%d results + %d unfetched != 40", len(res), st.Unfetched)
+	}
+	if n := site.pages(); n < len(res) {
+		t.Errorf("%d results but only %d requests", len(res), n)
+	}
+}

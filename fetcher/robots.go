@@ -1,0 +1,152 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/temoto/robotstxt"
+
+	"github.com/trawl/trawl/urlutil"
+)
+
+// robotsRules are the robots.txt rules of one origin for this crawler.
+type robotsRules struct {
+	allowAll bool
+	group    *robotstxt.Group
+	// status is the HTTP status of the robots.txt answer (after
+	// redirects), 0 if none.
+	status int
+}
+
+// allowed reports whether the rules let the crawler fetch u. Rules match
+// the path and query as sent (percent-encoded).
+func (r *robotsRules) allowed(u *url.URL) bool {
+	if r.allowAll || r.group == nil {
+		return true
+	}
+	return r.group.Test(robotsPath(u))
+}
+
+// robotsPath is the part of u that robots.txt rules match: the escaped
+// path ("/" if empty) and the query.
+func robotsPath(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
+}
+
+// delay is the Crawl-delay of the crawler's group (0 if none).
+func (r *robotsRules) delay() time.Duration {
+	if r.allowAll || r.group == nil {
+		return 0
+	}
+	return r.group.CrawlDelay
+}
+
+// robotsOutcome is how getting an origin's robots.txt ended.
+type robotsOutcome uint8
+
+const (
+	robotsOK          robotsOutcome = iota // rules to apply
+	robotsWait                             // not the server's turn yet: try later
+	robotsAbandoned                        // the run is ending
+	robotsDeferred                         // a 5xx: leave the server for the round
+	robotsUnreachable                      // a network or DNS error
+	robotsRefused                          // a private address, not allowed
+)
+
+// parseRobots turns a 200 answer's body into rules for agent. A file that
+// does not parse allows everything, as an unreadable robots.txt does in
+// RFC 9309.
+func parseRobots(body []byte, agent string) (*robotsRules, bool) {
+	data, err := robotstxt.FromBytes(body)
+	if err != nil {
+		return &robotsRules{allowAll: true, status: 200}, false
+	}
+	return &robotsRules{group: data.FindGroup(agent), status: 200}, true
+}
+
+// robotsFor returns the robots.txt rules for u's origin, fetching them if
+// needed (Nutch's HttpRobotRulesParser): up to MaxRobotsRedirects
+// redirects are followed; a 200 is parsed; any 4xx (401 and 403 included,
+// as with Nutch's default http.robots.403.allow) and other codes allow
+// everything; a 5xx defers the server's visits for the round (Nutch's
+// http.robots.5xx.defer.visits); a network error makes the server
+// unreachable, and a refused address refused. Every request is a request
+// to the server and waits for its turn; msg explains a failure.
+func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robotsRules, out robotsOutcome, msg string) {
+	origin := u.Scheme + "://" + u.Host
+	if rules := r.sched.robotsRules(s, origin); rules != nil {
+		return rules, robotsOK, ""
+	}
+	// The first robots request waits like any request; the redirects
+	// that follow are part of one visit and wait for their turn too.
+	if !r.waitTurn(ctx, s, false) {
+		if ctx.Err() != nil {
+			return nil, robotsAbandoned, ""
+		}
+		return nil, robotsWait, ""
+	}
+	target := origin + "/robots.txt"
+	var resp *response
+	for hop := 0; ; hop++ {
+		var err error
+		resp, err = r.do(ctx, s, target, nil, RobotsLimit, true)
+		r.o.Count(CounterRobotsRequests, 1)
+		if resp != nil {
+			r.sched.answered(s, resp.elapsed, resp.body.wire, resp.keepAlive, resp.closed, err != nil, 0)
+		} else if err != nil && ctx.Err() == nil {
+			r.sched.answered(s, 0, 0, false, true, true, 0)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, robotsAbandoned, ""
+			}
+			var ref *RefusedError
+			if errors.As(err, &ref) {
+				return nil, robotsRefused, ref.Error()
+			}
+			return nil, robotsUnreachable, "robots.txt: " + describe(err)
+		}
+		if resp.status < 300 || resp.status >= 400 || hop >= MaxRobotsRedirects {
+			break
+		}
+		loc := resp.header.Get("Location")
+		next, err := urlutil.ResolveReference(target, loc)
+		if loc == "" || err != nil || !strings.HasPrefix(next, "http") {
+			break
+		}
+		target = next
+		if nu, err := url.Parse(next); err == nil && strings.EqualFold(nu.Hostname(), s.host) {
+			if !r.waitTurn(ctx, s, true) {
+				return nil, robotsAbandoned, ""
+			}
+		}
+	}
+	switch st := resp.status; {
+	case st == 200:
+		var ok bool
+		rules, ok = parseRobots(resp.body.data, r.agent)
+		if !ok {
+			r.o.Count(CounterRobotsUnparsable, 1)
+		}
+	case st >= 500:
+		r.o.Count(CounterRobotsDeferred, 1)
+		return nil, robotsDeferred, "robots.txt answered " + httpStatusText(st)
+	default:
+		rules = &robotsRules{allowAll: true, status: st}
+	}
+	r.sched.setRobots(s, origin, rules)
+	if d := rules.delay(); d > 0 {
+		r.sched.setCrawlDelay(s, d)
+	}
+	return rules, robotsOK, ""
+}

@@ -1,0 +1,524 @@
+package fetcher
+
+import (
+	"container/heap"
+	"context"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// The two-level queue: every server (host) has a queue of URLs ordered by
+// the policy; servers with URLs are either ready (their politeness delay
+// has passed; a heap ordered by the policy's rank), waiting (a heap
+// ordered by the time of their next turn), or busy (a worker holds them:
+// at most one worker, so at most one connection, per server). A worker
+// acquires the best ready server, fetches URLs from it over one
+// connection, and releases it; the server then waits for its next turn.
+
+// serverState is where a server is in the two-level queue.
+type serverState uint8
+
+const (
+	stIdle    serverState = iota // no URLs queued, in no heap
+	stReady                      // in the ready heap
+	stWaiting                    // in the waiting heap
+	stBusy                       // held by a worker
+)
+
+// fateKind says whether a server still takes URLs.
+type fateKind uint8
+
+const (
+	fateNone    fateKind = iota
+	fateDropped          // its URLs are left unfetched for the round
+	fateFailed           // its URLs all get the same result (fateCode, fateMsg)
+)
+
+// item is a queued URL.
+type item struct {
+	req Request
+	u   *url.URL
+	seq uint64
+}
+
+// urlQueue is a server's URL queue, a heap ordered by the policy, then by
+// arrival.
+type urlQueue struct {
+	items  []*item
+	policy Policy
+}
+
+func (q *urlQueue) Len() int { return len(q.items) }
+func (q *urlQueue) Less(i, j int) bool {
+	a, b := q.items[i], q.items[j]
+	if q.policy.LessURL(&a.req, &b.req) {
+		return true
+	}
+	if q.policy.LessURL(&b.req, &a.req) {
+		return false
+	}
+	return a.seq < b.seq
+}
+func (q *urlQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
+func (q *urlQueue) Push(x any)    { q.items = append(q.items, x.(*item)) }
+func (q *urlQueue) Pop() any {
+	n := len(q.items)
+	it := q.items[n-1]
+	q.items[n-1] = nil
+	q.items = q.items[:n-1]
+	return it
+}
+
+// server is one host's state in a run.
+type server struct {
+	host  string
+	state serverState
+	queue urlQueue
+	// next is the earliest start of the next request (wall clock).
+	next time.Time
+	// delay is the politeness delay: ServerDelay, or a longer
+	// robots.txt Crawl-delay.
+	delay      time.Duration
+	crawlDelay time.Duration
+	robots     map[string]*robotsRules // by origin (scheme://host:port)
+	addrs      map[string][]netip.Addr // resolved names
+	fate       fateKind
+	fateCode   Code
+	fateMsg    string
+	stats      ServerStats
+	connReqs   int // requests on the current connection
+	// failStreak counts exceptions since the last response that was not
+	// one; the backoff doubles with it.
+	failStreak int
+	transport  *http.Transport
+
+	rank  float64 // policy rank when it became ready
+	rseq  uint64  // order in which it became ready
+	index int     // heap index
+}
+
+func (s *server) info() ServerInfo {
+	si := ServerInfo{Host: s.host, Queued: s.queue.Len(), Delay: s.delay, Stats: s.stats}
+	if s.queue.Len() > 0 {
+		r := s.queue.items[0].req
+		si.Head = &r
+	}
+	return si
+}
+
+// readyHeap orders ready servers: highest rank first, then first ready.
+type readyHeap []*server
+
+func (h readyHeap) Len() int { return len(h) }
+func (h readyHeap) Less(i, j int) bool {
+	if h[i].rank != h[j].rank {
+		return h[i].rank > h[j].rank
+	}
+	return h[i].rseq < h[j].rseq
+}
+func (h readyHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
+func (h *readyHeap) Push(x any)   { s := x.(*server); s.index = len(*h); *h = append(*h, s) }
+func (h *readyHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.index = -1
+	return s
+}
+
+// waitHeap orders waiting servers by their next turn.
+type waitHeap []*server
+
+func (h waitHeap) Len() int           { return len(h) }
+func (h waitHeap) Less(i, j int) bool { return h[i].next.Before(h[j].next) }
+func (h waitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i]; h[i].index = i; h[j].index = j }
+func (h *waitHeap) Push(x any)        { s := x.(*server); s.index = len(*h); *h = append(*h, s) }
+func (h *waitHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.index = -1
+	return s
+}
+
+// scheduler is the two-level queue of one run. Every field of every
+// server is guarded by mu.
+type scheduler struct {
+	mu      sync.Mutex
+	closed  *sync.Cond // broadcast when a connection closes
+	policy  Policy
+	delay   time.Duration // ServerDelay
+	servers map[string]*server
+	order   []*server // in order of first appearance
+	ready   readyHeap
+	waiting waitHeap
+	busy    int
+	seq     uint64
+	rseq    uint64
+	seen    map[string]struct{} // every URL queued in the run
+	wake    chan struct{}       // closed (and replaced) when servers change
+}
+
+func newScheduler(p Policy, delay time.Duration) *scheduler {
+	s := &scheduler{policy: p, delay: delay, servers: map[string]*server{},
+		seen: map[string]struct{}{}, wake: make(chan struct{})}
+	s.closed = sync.NewCond(&s.mu)
+	return s
+}
+
+// serverFor returns the server of host, creating it. Caller holds mu.
+func (sc *scheduler) serverFor(host string) *server {
+	s := sc.servers[host]
+	if s == nil {
+		s = &server{host: host, delay: sc.delay, index: -1, queue: urlQueue{policy: sc.policy}}
+		sc.servers[host] = s
+		sc.order = append(sc.order, s)
+	}
+	return s
+}
+
+// add queues a fetch-list URL before the run starts. It reports false for
+// a URL already queued.
+func (sc *scheduler) add(req Request, u *url.URL, host string) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if _, dup := sc.seen[req.URL]; dup {
+		return false
+	}
+	sc.seen[req.URL] = struct{}{}
+	s := sc.serverFor(host)
+	sc.seq++
+	heap.Push(&s.queue, &item{req: req, u: u, seq: sc.seq})
+	return true
+}
+
+// start makes every server with URLs ready, in order of first appearance.
+func (sc *scheduler) start() {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.order {
+		if s.state == stIdle && s.queue.Len() > 0 {
+			sc.schedule(s, time.Now())
+		}
+	}
+}
+
+// schedule puts an idle server with URLs into the ready or waiting heap.
+// Caller holds mu.
+func (sc *scheduler) schedule(s *server, now time.Time) {
+	if s.next.After(now) {
+		s.state = stWaiting
+		heap.Push(&sc.waiting, s)
+		return
+	}
+	s.state = stReady
+	s.rank = sc.policy.RankServer(s.info())
+	sc.rseq++
+	s.rseq = sc.rseq
+	heap.Push(&sc.ready, s)
+}
+
+// broadcast wakes the workers waiting in acquire. Caller holds mu.
+func (sc *scheduler) broadcast() {
+	close(sc.wake)
+	sc.wake = make(chan struct{})
+}
+
+// acquire blocks until a server is ready and returns it, held by the
+// caller; nil when there is no more work (or ctx is done).
+func (sc *scheduler) acquire(ctx context.Context) *server {
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		sc.mu.Lock()
+		now := time.Now()
+		for sc.waiting.Len() > 0 && !sc.waiting[0].next.After(now) {
+			s := heap.Pop(&sc.waiting).(*server)
+			sc.schedule(s, now)
+		}
+		if sc.ready.Len() > 0 {
+			s := heap.Pop(&sc.ready).(*server)
+			s.state = stBusy
+			sc.busy++
+			sc.mu.Unlock()
+			return s
+		}
+		if sc.busy == 0 && sc.waiting.Len() == 0 {
+			sc.mu.Unlock()
+			return nil
+		}
+		var timer *time.Timer
+		var tc <-chan time.Time
+		if sc.waiting.Len() > 0 {
+			timer = time.NewTimer(sc.waiting[0].next.Sub(now))
+			tc = timer.C
+		}
+		wake := sc.wake
+		sc.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-tc:
+		case <-wake:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// release hands a server back after a session.
+func (sc *scheduler) release(s *server) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.busy--
+	s.state = stIdle
+	if s.fate == fateNone && s.queue.Len() > 0 {
+		sc.schedule(s, time.Now())
+	} else {
+		s.transport = nil
+	}
+	sc.broadcast()
+}
+
+// pop takes the next URL of a held server (nil if none).
+func (sc *scheduler) pop(s *server) *item {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if s.queue.Len() == 0 {
+		return nil
+	}
+	return heap.Pop(&s.queue).(*item)
+}
+
+// unpop puts back a URL taken from a held server.
+func (sc *scheduler) unpop(s *server, it *item) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	heap.Push(&s.queue, it)
+}
+
+// enqueueOutcome says what became of a redirect target.
+type enqueueOutcome uint8
+
+const (
+	enqueued enqueueOutcome = iota
+	enqueueSeen
+	enqueueDropped
+	enqueueFailed
+)
+
+// enqueue queues a URL found during the run (a redirect target) on its
+// server. A URL queued before in the run is not queued again. For a
+// server that failed, it returns the failure's code and message.
+func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutcome, Code, string) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if _, dup := sc.seen[req.URL]; dup {
+		return enqueueSeen, 0, ""
+	}
+	sc.seen[req.URL] = struct{}{}
+	s := sc.serverFor(host)
+	switch s.fate {
+	case fateDropped:
+		return enqueueDropped, 0, ""
+	case fateFailed:
+		return enqueueFailed, s.fateCode, s.fateMsg
+	}
+	sc.seq++
+	heap.Push(&s.queue, &item{req: req, u: u, seq: sc.seq})
+	if s.state == stIdle {
+		sc.schedule(s, time.Now())
+		sc.broadcast()
+	}
+	return enqueued, 0, ""
+}
+
+// drop leaves a held server's remaining URLs unfetched for the run and
+// returns how many there were.
+func (sc *scheduler) drop(s *server) int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	n := s.queue.Len()
+	s.queue.items = nil
+	s.fate = fateDropped
+	return n
+}
+
+// fail ends a held server: its remaining URLs, returned, and any URL
+// queued for it later get the result (code, msg).
+func (sc *scheduler) fail(s *server, code Code, msg string) []*item {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	items := s.queue.items
+	s.queue.items = nil
+	s.fate, s.fateCode, s.fateMsg = fateFailed, code, msg
+	return items
+}
+
+// remaining counts the URLs still queued.
+func (sc *scheduler) remaining() int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	n := 0
+	for _, s := range sc.order {
+		n += s.queue.Len()
+	}
+	return n
+}
+
+// queued counts the URLs queued and the servers busy, for progress.
+func (sc *scheduler) load() (queued, busy, servers int) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for _, s := range sc.order {
+		queued += s.queue.Len()
+	}
+	return queued, sc.busy, len(sc.order)
+}
+
+// turn returns how long a held server must wait before its next request.
+func (sc *scheduler) turn(s *server) time.Duration {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return time.Until(s.next)
+}
+
+// sessionLimit asks the policy how many URLs a session of s may fetch.
+func (sc *scheduler) sessionLimit(s *server) int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.policy.SessionLimit(s.info())
+}
+
+// connected records a new connection to s that took d to set up.
+func (sc *scheduler) connected(s *server, d time.Duration) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	s.stats.Connections++
+	s.stats.OpenConnections++
+	s.stats.ConnectTime = time.Duration(smooth(float64(s.stats.ConnectTime), float64(d)))
+	s.connReqs = 0
+}
+
+// disconnected records that a connection to s closed.
+func (sc *scheduler) disconnected(s *server) {
+	sc.mu.Lock()
+	s.stats.OpenConnections--
+	sc.mu.Unlock()
+	sc.closed.Broadcast()
+}
+
+// waitClosed waits until s has no open connection, at most d.
+func (sc *scheduler) waitClosed(s *server, d time.Duration) bool {
+	t := time.AfterFunc(d, func() {
+		// Taking the lock orders the broadcast after the waiter's check.
+		sc.mu.Lock()
+		sc.mu.Unlock()
+		sc.closed.Broadcast()
+	})
+	defer t.Stop()
+	deadline := time.Now().Add(d)
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for s.stats.OpenConnections > 0 {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		sc.closed.Wait()
+	}
+	return true
+}
+
+// maxBackoff caps the extra delay after exceptions.
+const maxBackoff = 10 * time.Minute
+
+// answered records a response (or an exception) from s, which took d,
+// read n body bytes, and ended its connection if closed; it sets the
+// server's next turn. It returns the server's exception count.
+func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, closed, exception bool, backoff time.Duration) int {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	now := time.Now()
+	if exception {
+		s.stats.Exceptions++
+		s.failStreak++
+	} else {
+		s.failStreak = 0
+		s.stats.Requests++
+		s.connReqs++
+		s.stats.ResponseTime = time.Duration(smooth(float64(s.stats.ResponseTime), float64(d)))
+		s.stats.KeepAlive = keepAlive
+		if closed && keepAlive {
+			// The server ended a connection it had kept alive: learn how
+			// many requests it allows per connection.
+			s.stats.RequestsPerConnection = smooth(s.stats.RequestsPerConnection, float64(s.connReqs))
+		}
+	}
+	s.stats.Bytes += n
+	s.next = now.Add(s.delay)
+	if exception && backoff > 0 {
+		extra := backoff << min(s.failStreak-1, 20)
+		s.next = s.next.Add(min(extra, maxBackoff))
+	}
+	return s.stats.Exceptions
+}
+
+// setCrawlDelay sets a server's robots.txt Crawl-delay; the politeness
+// delay becomes the longer of it and ServerDelay.
+func (sc *scheduler) setCrawlDelay(s *server, d time.Duration) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	s.crawlDelay = d
+	old := s.delay
+	s.delay = max(sc.delay, d)
+	// The turn set by the robots.txt request counted the old delay.
+	if !s.next.IsZero() && s.delay > old {
+		s.next = s.next.Add(s.delay - old)
+	}
+}
+
+// robotsRules returns the cached rules of an origin of s (nil if none).
+func (sc *scheduler) robotsRules(s *server, origin string) *robotsRules {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return s.robots[origin]
+}
+
+// setRobots caches the rules of an origin of s.
+func (sc *scheduler) setRobots(s *server, origin string, r *robotsRules) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if s.robots == nil {
+		s.robots = map[string]*robotsRules{}
+	}
+	s.robots[origin] = r
+}
+
+func (sc *scheduler) cachedAddrs(s *server, host string) ([]netip.Addr, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	a, ok := s.addrs[host]
+	return a, ok
+}
+
+func (sc *scheduler) cacheAddrs(s *server, host string, addrs []netip.Addr) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if s.addrs == nil {
+		s.addrs = map[string][]netip.Addr{}
+	}
+	s.addrs[host] = addrs
+}
+
+// stats returns a copy of a server's measurements.
+func (sc *scheduler) serverStats(s *server) ServerStats {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return s.stats
+}
