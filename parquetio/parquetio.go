@@ -5,7 +5,9 @@
 // Files are written zstd-compressed with page statistics, in row groups
 // bounded by size (64 MiB of buffered data by default) or by a row count,
 // so that readers can stream them and the engine can split them. They are
-// plain Parquet, readable by Arrow, DuckDB, pyarrow or Spark.
+// plain Parquet, readable by Arrow, DuckDB, pyarrow or Spark. A writer keeps
+// the row group it is writing in temporary files past 64 KiB a column (see
+// SpoolDir), so its memory does not grow with the row group size.
 //
 // Reading never panics: parquet-go can panic on corrupt input, and every
 // call into it here recovers and returns an error that names the file.
@@ -40,6 +42,7 @@ type writerConfig struct {
 	rowGroupRows  int64
 	level         zstd.Level
 	metadata      map[string]string
+	spoolDir      string
 }
 
 // RowGroupBytes bounds a row group by its estimated buffered size in bytes
@@ -65,6 +68,14 @@ func RowGroupRows(n int64) WriterOption {
 // CompressionLevel sets the zstd level (default zstd.SpeedDefault).
 func CompressionLevel(l zstd.Level) WriterOption {
 	return func(c *writerConfig) { c.level = l }
+}
+
+// SpoolDir sets the directory of the temporary files where a writer keeps
+// the pages of the row group it is writing, past a small part of each
+// column kept in memory (default os.TempDir(); the files are unlinked as
+// soon as they are created).
+func SpoolDir(dir string) WriterOption {
+	return func(c *writerConfig) { c.spoolDir = dir }
 }
 
 // Metadata adds a key/value pair to the file's footer metadata.
@@ -93,18 +104,8 @@ type Writer[T any] struct {
 // NewWriter returns a Writer of rows of type T (a struct type) to w.
 // Close must be called to write the footer; it does not close w.
 func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
-	cfg := writerConfig{rowGroupBytes: DefaultRowGroupBytes, level: zstd.SpeedDefault}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	popts := []parquet.WriterOption{
-		parquet.Compression(newZstdCodec(cfg.level)),
-		parquet.DataPageStatistics(true),
-		parquet.CreatedBy("trawl", "", ""),
-	}
-	for k, v := range cfg.metadata {
-		popts = append(popts, parquet.KeyValueMetadata(k, v))
-	}
+	cfg := newWriterConfig(opts)
+	popts := cfg.parquetOptions()
 	wr := &Writer[T]{cfg: cfg}
 	func() {
 		defer func() {
@@ -115,6 +116,28 @@ func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
 		wr.w = parquet.NewGenericWriter[T](w, popts...)
 	}()
 	return wr
+}
+
+func newWriterConfig(opts []WriterOption) writerConfig {
+	cfg := writerConfig{rowGroupBytes: DefaultRowGroupBytes, level: zstd.SpeedDefault}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg
+}
+
+// parquetOptions are the parquet-go writer options of c.
+func (c *writerConfig) parquetOptions() []parquet.WriterOption {
+	popts := []parquet.WriterOption{
+		parquet.Compression(newZstdCodec(c.level)),
+		parquet.DataPageStatistics(true),
+		parquet.CreatedBy("trawl", "", ""),
+		parquet.ColumnPageBuffers(&spoolPool{dir: c.spoolDir}),
+	}
+	for k, v := range c.metadata {
+		popts = append(popts, parquet.KeyValueMetadata(k, v))
+	}
+	return popts
 }
 
 // sizeCheckEvery is how many rows pass between checks of the buffered size.
