@@ -151,8 +151,9 @@ func (o *output[O]) output() outputImpl[O] { return o.impl }
 // outputImpl is the engine's view of an Output with the record type erased.
 type outputImpl[O any] struct {
 	path string
-	// sink returns a sink that creates its file with create when needed.
-	sink func(create func() (io.WriteCloser, error)) partSink[O]
+	// sink returns a sink that creates its file with create when needed;
+	// its writer spools row groups in spoolDir.
+	sink func(create func() (io.WriteCloser, error), spoolDir string) partSink[O]
 }
 
 // Write is an output of every record of type O, as Parquet part files under
@@ -168,19 +169,20 @@ func Write[O any](path string) Output[O] {
 func WriteRouted[T, O any](path string, route func(O) (T, bool)) Output[O] {
 	return &output[O]{impl: outputImpl[O]{
 		path: path,
-		sink: func(create func() (io.WriteCloser, error)) partSink[O] {
-			return &routedSink[T, O]{route: route, create: create}
+		sink: func(create func() (io.WriteCloser, error), spoolDir string) partSink[O] {
+			return &routedSink[T, O]{route: route, create: create, spoolDir: spoolDir}
 		},
 	}}
 }
 
 type routedSink[T, O any] struct {
-	route  func(O) (T, bool)
-	create func() (io.WriteCloser, error)
-	f      io.WriteCloser
-	cw     countingWriter
-	w      *parquetio.Writer[T]
-	batch  []T
+	route    func(O) (T, bool)
+	create   func() (io.WriteCloser, error)
+	spoolDir string
+	f        io.WriteCloser
+	cw       countingWriter
+	w        *parquetio.Writer[T]
+	batch    []T
 }
 
 const sinkBatch = 256
@@ -197,7 +199,7 @@ func (s *routedSink[T, O]) offer(o *O) error {
 		}
 		s.f = f
 		s.cw.w = f
-		s.w = parquetio.NewWriter[T](&s.cw)
+		s.w = parquetio.NewWriter[T](&s.cw, parquetio.SpoolDir(s.spoolDir))
 	}
 	s.batch = append(s.batch, t)
 	if len(s.batch) >= sinkBatch {

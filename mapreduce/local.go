@@ -24,11 +24,16 @@ type LocalRunner struct {
 	// Storage resolves input and output URIs; nil means a
 	// storage.NewResolver() (local files and file:// URIs).
 	Storage Resolver
-	// TempDir is where map output is spilled (a local directory); empty
+	// TempDir is where map output is spilled, and where Parquet writers
+	// spool the row group they are writing (a local directory); empty
 	// means os.TempDir().
 	TempDir string
-	// MemoryBudget bounds the memory held by buffered map output, shared
-	// by the concurrent map tasks (each gets MemoryBudget/Parallelism).
+	// MemoryBudget bounds the memory of the engine's buffers that grow
+	// with the data, shared by the concurrent tasks (each gets
+	// MemoryBudget/Parallelism): a map task's sort buffer, a reduce task's
+	// merge read buffers. What a task's Parquet readers and writers hold
+	// does not grow with the data (writers spool row groups to TempDir)
+	// and comes on top, as does the Go heap's headroom; see MemoryLimit.
 	// Zero means DefaultMemoryBudget.
 	MemoryBudget int64
 	// Parallelism is the number of map or reduce tasks run at once; zero
@@ -51,6 +56,36 @@ type LocalRunner struct {
 
 // DefaultMemoryBudget is LocalRunner's default MemoryBudget.
 const DefaultMemoryBudget = 256 << 20
+
+// Memory a process running the engine uses beyond its budget (see
+// MemoryLimit).
+const (
+	limitBase    = 64 << 20 // the runtime, and room for the GC to work in
+	limitPerTask = 40 << 20 // one task's Parquet buffers outside the budget
+)
+
+// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit) a
+// process should set when it runs jobs with this memory budget and
+// parallelism (zero values mean DefaultMemoryBudget and GOMAXPROCS, as in
+// LocalRunner): the budget, plus 40 MiB per concurrent task for what the
+// budget does not bound (a Parquet reader holds a decoded page of every
+// column; a writer, a page buffer per column and a zstd encoder), plus
+// 64 MiB for the runtime and for the garbage collector to work in.
+//
+// Without a limit, Go's default GOGC=100 lets the heap grow to twice its
+// live size before collecting, and a job's live heap is mostly its full
+// sort buffers: the process would peak near twice the budget. With the
+// limit the collector runs more often when the heap nears it; that costs
+// little, since the buffers hold no pointers.
+func MemoryLimit(budget int64, parallelism int) int64 {
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	if parallelism <= 0 {
+		parallelism = runtime.GOMAXPROCS(0)
+	}
+	return budget + limitBase + int64(parallelism)*limitPerTask
+}
 
 // Result describes a finished job.
 type Result struct {
@@ -174,7 +209,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 			ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
 			outs := ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
 				return stages[out].create(ta, partName('m', part))
-			})
+			}, tmp)
 			err := outs.setPart(sp.Index)
 			if err == nil {
 				err = ej.runMap(t, sp, nil, outs, &records)
@@ -254,7 +289,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 			g := &grouper{src: m}
 			outs := ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
 				return stages[out].create(ta, partName('r', part))
-			})
+			}, tmp)
 			err = ej.runReduce(t, g, outs, c)
 			if cerr := outs.close(); err == nil {
 				err = cerr

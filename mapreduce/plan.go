@@ -56,7 +56,9 @@ type engineJob interface {
 	// runMap runs one map task attempt: into sh, or (map-only) into outs.
 	runMap(t *Task, sp split, sh *mapShuffle, outs taskOutputs, records *int64) error
 	combiner(t *Task, c *Counters) combineFn
-	newOutputs(create func(out, part int) (io.WriteCloser, error)) taskOutputs
+	// newOutputs makes a task's outputs; their Parquet writers spool the
+	// row group being written to files in spoolDir ("": os.TempDir()).
+	newOutputs(create func(out, part int) (io.WriteCloser, error), spoolDir string) taskOutputs
 	// runReduce reduces every group of g, calling outs.setPart whenever
 	// the partition changes (and before the first group).
 	runReduce(t *Task, g *grouper, outs taskOutputs, c *Counters) error
@@ -296,8 +298,8 @@ func (p *plan[V, O]) combiner(t *Task, c *Counters) combineFn {
 	}
 }
 
-func (p *plan[V, O]) newOutputs(create func(out, part int) (io.WriteCloser, error)) taskOutputs {
-	return &outputs[O]{outs: p.outputs, create: create}
+func (p *plan[V, O]) newOutputs(create func(out, part int) (io.WriteCloser, error), spoolDir string) taskOutputs {
+	return &outputs[O]{outs: p.outputs, create: create, spoolDir: spoolDir}
 }
 
 func (p *plan[V, O]) runReduce(t *Task, g *grouper, outs taskOutputs, c *Counters) error {
@@ -345,11 +347,12 @@ func (p *plan[V, O]) runReduce(t *Task, g *grouper, outs taskOutputs, c *Counter
 
 // outputs is the taskOutputs of a job with output type O.
 type outputs[O any] struct {
-	outs   []outputImpl[O]
-	create func(out, part int) (io.WriteCloser, error)
-	sinks  []partSink[O]
-	rows   int64
-	bytes  int64
+	outs     []outputImpl[O]
+	create   func(out, part int) (io.WriteCloser, error)
+	spoolDir string
+	sinks    []partSink[O]
+	rows     int64
+	bytes    int64
 }
 
 func (o *outputs[O]) setPart(part int) error {
@@ -358,7 +361,7 @@ func (o *outputs[O]) setPart(part int) error {
 	}
 	o.sinks = make([]partSink[O], len(o.outs))
 	for i, out := range o.outs {
-		o.sinks[i] = out.sink(func() (io.WriteCloser, error) { return o.create(i, part) })
+		o.sinks[i] = out.sink(func() (io.WriteCloser, error) { return o.create(i, part) }, o.spoolDir)
 	}
 	return nil
 }

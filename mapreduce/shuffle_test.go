@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +123,20 @@ func TestSortBufferReuse(t *testing.T) {
 	}
 	if b.size() != held || held > 256<<10 {
 		t.Errorf("buffer holds %d bytes after refills, %d after the first fill (budget %d)", b.size(), held, 256<<10)
+	}
+}
+
+// TestMemoryLimit checks MemoryLimit's defaults and that it covers the
+// budget plus a share per task.
+func TestMemoryLimit(t *testing.T) {
+	if got, want := MemoryLimit(0, 0), MemoryLimit(DefaultMemoryBudget, runtime.GOMAXPROCS(0)); got != want {
+		t.Errorf("MemoryLimit(0, 0) = %d, want the defaults' %d", got, want)
+	}
+	l1, l2 := MemoryLimit(256<<20, 1), MemoryLimit(256<<20, 2)
+	if l1 <= 256<<20 || l2 <= l1 {
+		t.Errorf("MemoryLimit(256MiB, 1) = %d, (256MiB, 2) = %d: want above the budget, growing with tasks", l1, l2)
+	}
+	if l := MemoryLimit(256<<20, 2); l > 256<<20+200<<20 {
+		t.Errorf("MemoryLimit(256MiB, 2) = %d MiB: above the budget + 200 MiB the issue allows", l>>20)
 	}
 }

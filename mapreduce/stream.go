@@ -111,7 +111,8 @@ type streamOpts struct {
 // storage.NewResolver()).
 func WithStorage(r Resolver) StreamingOption { return func(o *streamOpts) { o.res = r } }
 
-// WithTempDir sets the spill directory of a map task (default os.TempDir()).
+// WithTempDir sets the directory of a map task's spills and of the files
+// where Parquet writers spool row groups (default os.TempDir()).
 func WithTempDir(dir string) StreamingOption { return func(o *streamOpts) { o.tempDir = dir } }
 
 // WithMemoryBudget sets a map task's sort buffer size (default
@@ -327,7 +328,7 @@ func streamMap(t *Task, ej engineJob, o streamOpts, env func(string) string, std
 		if err != nil {
 			return err
 		}
-		outs := ej.newOutputs(create)
+		outs := ej.newOutputs(create, o.tempDir)
 		for _, sp := range sps {
 			if err := outs.setPart(sp.Index); err != nil {
 				return err
@@ -526,7 +527,7 @@ func streamReduce(t *Task, ej engineJob, o streamOpts, env func(string) string, 
 	}
 	src := &lineSource{r: bufio.NewReaderSize(stdin, 1<<20), nReduce: ej.reduces()}
 	g := &grouper{src: src}
-	outs := ej.newOutputs(create)
+	outs := ej.newOutputs(create, o.tempDir)
 	err = ej.runReduce(t, g, outs, c)
 	if cerr := outs.close(); err == nil {
 		err = cerr
