@@ -21,13 +21,15 @@ type session struct {
 }
 
 // action wraps a command's body: it loads the settings into a session,
-// runs f, and closes the session's file systems.
+// sets the memory limit they imply (see applyMemoryLimit), runs f, and
+// closes the session's file systems.
 func action(sio *stdio, f func(s *session, c *cli.Context) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		s, err := newSession(c, sio)
 		if err != nil {
 			return err
 		}
+		defer applyMemoryLimit(s)()
 		defer func() {
 			if err := s.resolver.Close(); err != nil {
 				s.log.Warn("closing file systems", "err", err)
