@@ -28,6 +28,9 @@ func Registry() mapreduce.Registry {
 		JobUpdateDB: func(c map[string]string) (mapreduce.Runnable, error) {
 			return newUpdateDBJob(c)
 		},
+		JobFetch: func(c map[string]string) (mapreduce.Runnable, error) {
+			return newFetchJob(c)
+		},
 		JobParse: func(c map[string]string) (mapreduce.Runnable, error) {
 			return newParseJob(c)
 		},
