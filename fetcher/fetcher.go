@@ -527,10 +527,19 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	}, nil
 }
 
+// readTimeoutError is a request cut off by the read timeout.
+type readTimeoutError struct{ d time.Duration }
+
+func (e readTimeoutError) Error() string {
+	return fmt.Sprintf("read timeout: no complete response within %v", e.d)
+}
+
+func (e readTimeoutError) Is(target error) bool { return target == errReadTimeout }
+
 // requestError names why a request failed.
 func requestError(ctx context.Context, err error, readTimeout time.Duration) error {
 	if errors.Is(context.Cause(ctx), errReadTimeout) {
-		return fmt.Errorf("no complete response within %v: %w", readTimeout, errReadTimeout)
+		return readTimeoutError{readTimeout}
 	}
 	if errors.Is(context.Cause(ctx), errDeadline) {
 		return errDeadline
