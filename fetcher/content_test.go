@@ -303,3 +303,17 @@ func TestRobotsRules(t *testing.T) {
 		t.Errorf("robots.txt redirects on one host %v apart, want the server delay", g)
 	}
 }
+
+// BenchmarkReadBody measures decoding a gzip page of 64 KiB within the
+// content limit.
+func BenchmarkReadBody(b *testing.B) {
+	page := bytes.Repeat([]byte("<p>The quick brown fox jumps over the lazy dog.</p>\n"), 1300)
+	z := gz(b, page)
+	b.SetBytes(int64(len(page)))
+	for range b.N {
+		body, err := readBody(bytes.NewReader(z), "gzip", int64(len(z)), DefaultContentLimit)
+		if err != nil || len(body.data) != len(page) {
+			b.Fatalf("%d bytes, %v", len(body.data), err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package fetcher
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,6 +64,39 @@ func TestPoliteness(t *testing.T) {
 		}
 		if hs.MinGap < delay {
 			t.Errorf("%s: requests %v apart, want at least %v", h, hs.MinGap, delay)
+		}
+	}
+	// One connection per host at a time: the spans of a host's
+	// connections (first request start to last request end) do not
+	// overlap.
+	type span struct{ from, to time.Time }
+	conns := map[string]map[uint64]*span{}
+	for _, a := range srv.AccessLog().Entries() {
+		if conns[a.Host] == nil {
+			conns[a.Host] = map[uint64]*span{}
+		}
+		sp := conns[a.Host][a.Conn]
+		if sp == nil {
+			conns[a.Host][a.Conn] = &span{a.Start, a.End}
+			continue
+		}
+		if a.Start.Before(sp.from) {
+			sp.from = a.Start
+		}
+		if a.End.After(sp.to) {
+			sp.to = a.End
+		}
+	}
+	for h, cs := range conns {
+		var spans []*span
+		for _, sp := range cs {
+			spans = append(spans, sp)
+		}
+		slices.SortFunc(spans, func(a, b *span) int { return a.from.Compare(b.from) })
+		for i := 1; i < len(spans); i++ {
+			if spans[i].from.Before(spans[i-1].to) {
+				t.Errorf("%s: two connections in use at once", h)
+			}
 		}
 	}
 	if st.MaxOpenConnections > o.MaxConnections {
