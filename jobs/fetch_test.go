@@ -540,3 +540,82 @@ func TestFetchStreamingEqualsLocal(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFetchJob measures the fetch job on the local runner: a fetch
+// list of every allowed content page of a 100-host simweb (no latency, no
+// politeness delay) in 2 parts, 64 connections each.
+func BenchmarkFetchJob(b *testing.B) {
+	c := simweb.DefaultConfig()
+	c.Seed, c.Hosts, c.Pages, c.Hazards = 1, 100, 5000, 0
+	w, err := simweb.New(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := w.Serve(context.Background(), simweb.ServeOptions{DNSAddr: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), AccessLogLimit: 1024})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	fw := &fetchWeb{web: w, srv: srv, now: c.Epoch}
+	var urls []string
+	for id := range w.NumPages() {
+		if p := w.Page(id); p.Kind.IsContent() && p.RobotsAllowed {
+			urls = append(urls, srv.URL(id))
+		}
+	}
+	env := testEnv(b)
+	env.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	env.Runner.Log = env.Log
+	gen := generateAll(b, env, urls, fw.now, 2)
+	o := fw.fetchOpts(gen.Segment)
+	o.MaxConnections = 64
+	var pages int64
+	b.ResetTimer()
+	for range b.N {
+		for _, d := range []string{segment.DirFetch, segment.DirContent} {
+			if err := os.RemoveAll(filepath.Join(gen.Segment, d)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		res, err := Fetch(context.Background(), env, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages += res.Fetched
+	}
+	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// TestFetchLargePart: a part of thousands of rows (several read batches)
+// is fetched whole, each crawl_fetch row carrying its own fetch-list datum
+// intact. (No server: the name servers do not answer, so every URL is a
+// quick fetch_retry.)
+func TestFetchLargePart(t *testing.T) {
+	env := testEnv(t)
+	var urls []string
+	for i := range 5000 {
+		urls = append(urls, fmt.Sprintf("http://h%02d.example.test/dir%d/page-%d.html?q=%d", i%40, i%7, i, i*i))
+	}
+	gen := generateAll(t, env, urls, genNow(), 1)
+	fl := map[string]segment.Generate{}
+	for _, rows := range fetchList(t, gen.Segment) {
+		for _, d := range rows {
+			fl[d.URL] = d
+		}
+	}
+	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
+		DNSServers: []string{"127.0.0.1:9"}, ConnectTimeout: 500 * time.Millisecond, ProgressInterval: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched, _ := readFetch(t, gen.Segment)
+	if len(fetched) != len(urls) || res.Retry != int64(len(urls)) {
+		t.Fatalf("%d rows, %d retries for %d URLs", len(fetched), res.Retry, len(urls))
+	}
+	for u, f := range fetched {
+		if !reflect.DeepEqual(canonical(f.Datum), canonical(fl[u])) {
+			t.Fatalf("%s: datum %+v, fetch list %+v", u, f.Datum, fl[u])
+		}
+	}
+}
