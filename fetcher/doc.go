@@ -24,6 +24,9 @@
 // (ServerStats: connections, requests per connection, smoothed connect and
 // response times) for ranking policies. BreadthFirst, the default policy,
 // is Nutch's order: fetch-list order within a server, servers round-robin.
+// A Resolver that is also a Prefetcher is given every host name when the
+// run starts, so that an asynchronous resolver can resolve ahead of the
+// fetch.
 //
 // # Nutch's semantics
 //

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -210,6 +211,15 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		}
 	}
 	r.sched.start()
+	if pf, ok := o.Resolver.(Prefetcher); ok {
+		hosts := make([]string, 0, len(r.sched.order))
+		for _, s := range r.sched.order {
+			if _, err := netip.ParseAddr(strings.Trim(s.host, "[]")); err != nil {
+				hosts = append(hosts, s.host)
+			}
+		}
+		pf.Prefetch(runCtx, hosts)
+	}
 	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
 		"policy", o.Policy.Name(), "server_delay", o.ServerDelay, "agent", r.ua)
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -344,4 +346,37 @@ func mustURL(t testing.TB, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// prefetching is a real resolver (DNS queries to simweb) that records the
+// names it is asked to prefetch and resolves them ahead.
+type prefetching struct {
+	Resolver
+	mu    sync.Mutex
+	names []string
+}
+
+func (p *prefetching) Prefetch(ctx context.Context, hosts []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.names = append(p.names, hosts...)
+}
+
+// TestPrefetch: a Resolver that is a Prefetcher gets every server's host
+// name at the start of a run, in order of first appearance, IP literals
+// left out.
+func TestPrefetch(t *testing.T) {
+	w, srv := serveWeb(t, smallWeb(5, 3, 30, 0), 0)
+	o := testOptions(t, srv)
+	pf := &prefetching{Resolver: o.Resolver}
+	o.Resolver = pf
+	urls := []string{srv.URL(w.Host(1).Home), srv.URL(w.Host(0).Home), "http://" + srv.HTTPAddr() + "/", srv.URL(w.Host(1).Home) + "x"}
+	res, _ := fetchAll(t, o, requests(urls...))
+	want := []string{w.Host(1).Name, w.Host(0).Name}
+	if !slices.Equal(pf.names, want) {
+		t.Errorf("prefetched %v, want %v", pf.names, want)
+	}
+	if r := res[urls[0]]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+		t.Errorf("%s: %s", urls[0], summary(r))
+	}
 }

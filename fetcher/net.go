@@ -19,6 +19,16 @@ type Resolver interface {
 	LookupNetIP(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
+// Prefetcher is a Resolver that can start resolving names before they are
+// needed (the asynchronous resolver of the crawl scheduling papers: names
+// are submitted as soon as they are known). At the start of a run the
+// fetcher passes every server's host name, in the order the servers first
+// appear in the requests; Prefetch must not block for long.
+type Prefetcher interface {
+	Resolver
+	Prefetch(ctx context.Context, hosts []string)
+}
+
 // SystemResolver resolves with the Go resolver (/etc/hosts and the name
 // servers of /etc/resolv.conf). R nil means net.DefaultResolver.
 type SystemResolver struct{ R *net.Resolver }

@@ -84,7 +84,9 @@ type Options struct {
 	// AllowPrivate lets the fetcher connect to private, loopback,
 	// link-local and other non-public addresses (see PrivateAddr).
 	AllowPrivate bool
-	// Resolver resolves host names; nil means the system resolver.
+	// Resolver resolves host names (once per server and run); nil means
+	// the system resolver. A Prefetcher also gets every host name when
+	// the run starts.
 	Resolver Resolver
 	// MaxExceptionsPerHost: after this many exceptions on one server, its
 	// remaining URLs are left unfetched (Nutch's
