@@ -1,0 +1,500 @@
+package dbscan
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sync/atomic"
+)
+
+// localResult is DBSCAN over a point set whose first m points are "owned"
+// and the rest "halo" (the partitioned algorithm; Cluster has m = n).
+// Core status is computed for owned points only, counting every point of
+// the set as a possible neighbour, so it is exact for an owned point
+// whenever all its neighbours are in the set. Local clusters are the
+// connected components of owned core points linked when within eps.
+type localResult struct {
+	m int
+	// core[i] for owned i.
+	core []bool
+	// comp[i] is owned core point i's local cluster, numbered 0..ncomp-1
+	// in the order of their lowest index; -1 for other points.
+	comp  []int32
+	ncomp int
+	// border holds (owned non-core point, local cluster) for every owned
+	// non-core point within eps of an owned core point of the cluster.
+	border []pointComp
+	// halo holds (halo point, local cluster) for every halo point within
+	// eps of an owned core point of the cluster.
+	halo []pointComp
+	// borderHalo holds (owned non-core point, halo point) for every such
+	// pair within eps.
+	borderHalo []pointPair
+}
+
+// pointComp relates a point to a local cluster. Slices of them are sorted
+// by Point, then Comp, without duplicates.
+type pointComp struct{ Point, Comp int32 }
+
+// pointPair relates two points. Slices of them are sorted, without
+// duplicates.
+type pointPair struct{ Point, Other int32 }
+
+// leafChunk is the number of consecutive leaves a worker takes at once.
+const leafChunk = 8
+
+// clusterLocal runs DBSCAN on pts with the first m points owned.
+//
+// Queries are batched by leaf of the k-d tree: for a leaf l, one traversal
+// finds the nodes wholly within eps of every point of l ("full") and the
+// leaves that may hold neighbours of some point of l ("candidates"); each
+// point of l then checks only the candidates, skipping those whose box is
+// farther than eps from it and taking whole those within eps of it.
+//
+// Pass 1 counts the neighbours of owned points, nearest candidates first,
+// stopping at minPts; a non-core point has fewer than minPts neighbours,
+// which it keeps. Pass 2 visits every pair of core points (and of a core
+// point and a halo point) within eps: it links owned core points in a
+// union-find and records which halo points are within eps of which owned
+// core points. Non-core owned points are skipped before any distance is
+// computed: their neighbour lists say all about them. Pass 2 avoids most
+// pairs in dense regions: a node whose box has a diameter of at most eps
+// ("tight") has its core points linked once; the core points of a full
+// node are all within eps of every point of l, so they are linked to one
+// of them once per node rather than once per pair; and a node whose core
+// points are known to be linked is not walked again.
+func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResult, error) {
+	n := pts.Len()
+	if n > math.MaxInt32-1 {
+		return nil, fmt.Errorf("dbscan: %d points is more than one set can hold", n)
+	}
+	workers := p.workers()
+	eps2 := p.Eps * p.Eps
+	lr := &localResult{m: m, core: make([]bool, m), comp: make([]int32, m)}
+	if n == 0 {
+		return lr, nil
+	}
+	t, err := buildKD(ctx, pts, workers)
+	if err != nil {
+		return nil, err
+	}
+	nn := len(t.nodes)
+	owned := func(pos int32) bool { return int(t.idx[pos]) < m }
+	var leaves []int32
+	tight := make([]bool, nn)
+	for i, nd := range t.nodes {
+		tight[i] = t.diameter2(i) <= eps2
+		if nd.right < 0 {
+			leaves = append(leaves, int32(i))
+		}
+	}
+	core := make([]bool, n) // by tree position; true for owned core points only
+
+	leafNo := make([]int32, nn)
+	for k, l := range leaves {
+		leafNo[l] = int32(k)
+	}
+	g, err := t.gatherAll(ctx, eps2, workers, leafNo, len(leaves))
+	if err != nil {
+		return nil, err
+	}
+	type nbrList struct {
+		pos      int32
+		off, len int
+	}
+	lists := make([][]nbrList, workers)
+	nbrs := make([][]int32, workers)
+	type nearLeaf struct {
+		d float64
+		c int32
+	}
+	// Pass 1: core status of owned points.
+	err = parallel(ctx, workers, len(leaves), leafChunk, func(w, lo, hi int) {
+		var near []nearLeaf
+		for k := lo; k < hi; k++ {
+			l := leaves[k]
+			nd := t.nodes[l]
+			if tight[l] && t.size(l) >= p.MinPts {
+				for pos := nd.start; pos < nd.end; pos++ {
+					core[pos] = owned(pos)
+				}
+				continue
+			}
+			full, cands := g.of(k)
+			if p.MinPts > 1 {
+				// Nearest candidates first: counting stops sooner.
+				near = near[:0]
+				for _, c := range cands {
+					near = append(near, nearLeaf{t.boxBoxMin(int(l), int(c), math.Inf(1)), c})
+				}
+				slices.SortFunc(near, func(a, b nearLeaf) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.c, b.c)) })
+				for i, c := range near {
+					cands[i] = c.c
+				}
+			}
+			base := 0
+			for _, f := range full {
+				base += t.size(f)
+			}
+			for pos := nd.start; pos < nd.end; pos++ {
+				if !owned(pos) {
+					continue
+				}
+				if base >= p.MinPts {
+					core[pos] = true
+					continue
+				}
+				nb := nbrs[w]
+				start := len(nb)
+				for _, f := range full {
+					for q := t.nodes[f].start; q < t.nodes[f].end; q++ {
+						nb = append(nb, q)
+					}
+				}
+				nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, cands, nb, start)
+				if ok {
+					core[pos] = true
+					nbrs[w] = nb[:start]
+					continue
+				}
+				nbrs[w] = nb
+				lists[w] = append(lists[w], nbrList{pos: pos, off: start, len: len(nb) - start})
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Per node: its first owned core point, and where its halo points are
+	// in haloPos.
+	firstCore := make([]int32, nn)
+	for i := nn - 1; i >= 0; i-- {
+		nd := t.nodes[i]
+		if nd.right < 0 {
+			firstCore[i] = -1
+			for pos := nd.start; pos < nd.end; pos++ {
+				if core[pos] {
+					firstCore[i] = pos
+					break
+				}
+			}
+			continue
+		}
+		firstCore[i] = firstCore[i+1]
+		if firstCore[i] < 0 {
+			firstCore[i] = firstCore[nd.right]
+		}
+	}
+	var haloPos []int32
+	haloPre := make([]int32, n+1) // haloPre[pos]: halo points before pos
+	for pos := range int32(n) {
+		haloPre[pos] = int32(len(haloPos))
+		if !owned(pos) {
+			haloPos = append(haloPos, pos)
+		}
+	}
+	haloPre[n] = int32(len(haloPos))
+	halosOf := func(i int32) []int32 {
+		nd := t.nodes[i]
+		return haloPos[haloPre[nd.start]:haloPre[nd.end]]
+	}
+	lk := &linker{t: t, u: newDSU(n), firstCore: firstCore, linked: make([]atomic.Bool, nn), core: core}
+
+	// Pass 2. A pair of points in leaves l and c is seen from l through a
+	// full node holding c and from c through a full node holding l (a
+	// node is full for a leaf when the largest distance between their
+	// boxes is at most eps, which is symmetric), or else, when the leaves'
+	// boxes are within eps, as a candidate pair from the smaller of l and
+	// c.
+	recvs := make([][]pointComp, workers) // (halo position, core position)
+	err = parallel(ctx, workers, len(leaves), leafChunk, func(w, lo, hi int) {
+		var cores []int32
+		recv := recvs[w]
+		// toCores records halo point h against every set of owned core
+		// points of node i (all within eps of h).
+		var toCores func(i, h int32)
+		toCores = func(i, h int32) {
+			fc := firstCore[i]
+			switch nd := t.nodes[i]; {
+			case fc < 0:
+			case lk.linked[i].Load():
+				recv = append(recv, pointComp{h, fc})
+			case nd.right < 0:
+				for q := nd.start; q < nd.end; q++ {
+					if core[q] {
+						recv = append(recv, pointComp{h, q})
+					}
+				}
+			default:
+				toCores(i+1, h)
+				toCores(nd.right, h)
+			}
+		}
+		for k := lo; k < hi; k++ {
+			l := leaves[k]
+			nd := t.nodes[l]
+			lHalos := halosOf(l)
+			if firstCore[l] < 0 && len(lHalos) == 0 {
+				continue
+			}
+			cores = cores[:0]
+			for pos := nd.start; pos < nd.end; pos++ {
+				if core[pos] {
+					cores = append(cores, pos)
+				}
+			}
+			if tight[l] {
+				lk.connect(l)
+			}
+			// The core points of l not known to be in one set.
+			one := cores
+			if len(cores) > 0 && lk.linked[l].Load() {
+				one = cores[:1]
+			}
+			full, cand := g.of(k)
+			for _, f := range full {
+				fc := firstCore[f]
+				fHalos := halosOf(f)
+				if len(cores) > 0 {
+					if fc >= 0 {
+						lk.connect(f)
+						for _, c := range one {
+							lk.u.union(c, fc)
+						}
+						for _, h := range fHalos {
+							recv = append(recv, pointComp{h, cores[0]})
+						}
+					} else {
+						for _, c := range one {
+							for _, h := range fHalos {
+								recv = append(recv, pointComp{h, c})
+							}
+						}
+					}
+				}
+				if fc >= 0 {
+					for _, h := range lHalos {
+						toCores(f, h)
+					}
+				}
+			}
+			for _, c := range cand {
+				cCore, cHalo := firstCore[c] >= 0, len(halosOf(c)) > 0
+				if c < l || !(cCore || (len(cores) > 0 && cHalo)) {
+					continue
+				}
+				cn := t.nodes[c]
+				for pos := nd.start; pos < nd.end; pos++ {
+					pCore, pHalo := core[pos], !owned(pos)
+					if !pCore && !(pHalo && cCore) {
+						continue
+					}
+					// Core points already in one set need no distance.
+					root := int32(-1)
+					if pCore {
+						root = lk.u.find(pos)
+						if cCore && !cHalo && lk.linked[c].Load() && lk.u.find(firstCore[c]) == root {
+							continue
+						}
+					}
+					x := t.point(pos)
+					mx, far := t.boxDist(x, int(c), eps2)
+					if far {
+						continue
+					}
+					if mx <= eps2 {
+						// All of c is within eps of pos.
+						if pCore {
+							if cCore {
+								lk.connect(c)
+								lk.u.union(pos, firstCore[c])
+							}
+							for _, h := range halosOf(c) {
+								recv = append(recv, pointComp{h, pos})
+							}
+						} else {
+							toCores(c, pos)
+						}
+						continue
+					}
+					q := cn.start
+					if c == l {
+						q = pos + 1
+					}
+					for ; q < cn.end; q++ {
+						switch {
+						case core[q]:
+							if root >= 0 && lk.u.find(q) == root {
+								continue
+							}
+						case !pCore || owned(q):
+							continue
+						}
+						if sqDist(x, t.point(q)) > eps2 {
+							continue
+						}
+						switch {
+						case pCore && core[q]:
+							lk.u.union(pos, q)
+							root = lk.u.find(pos)
+						case pCore:
+							recv = append(recv, pointComp{q, pos})
+						default:
+							recv = append(recv, pointComp{pos, q})
+						}
+					}
+				}
+			}
+		}
+		recvs[w] = recv
+	})
+	if err != nil {
+		return nil, err
+	}
+	g = nil
+	u := lk.u
+
+	// Local clusters, numbered by their lowest (caller) index.
+	posOf := make([]int32, n)
+	for pos, i := range t.idx {
+		posOf[i] = int32(pos)
+	}
+	rootComp := make([]int32, n)
+	for i := range rootComp {
+		rootComp[i] = -1
+	}
+	for i := range m {
+		pos := posOf[i]
+		lr.core[i] = core[pos]
+		if !core[pos] {
+			lr.comp[i] = -1
+			continue
+		}
+		r := u.find(pos)
+		if rootComp[r] < 0 {
+			rootComp[r] = int32(lr.ncomp)
+			lr.ncomp++
+		}
+		lr.comp[i] = rootComp[r]
+	}
+
+	// Border points from their neighbour lists; halo points from pass 2.
+	for w := range lists {
+		for _, l := range lists[w] {
+			b := t.idx[l.pos]
+			for _, q := range nbrs[w][l.off : l.off+l.len] {
+				switch {
+				case core[q]:
+					lr.border = append(lr.border, pointComp{b, rootComp[u.find(q)]})
+				case !owned(q):
+					lr.borderHalo = append(lr.borderHalo, pointPair{b, t.idx[q]})
+				}
+			}
+		}
+		lists[w], nbrs[w] = nil, nil
+	}
+	for w := range recvs {
+		for _, r := range recvs[w] {
+			lr.halo = append(lr.halo, pointComp{t.idx[r.Point], rootComp[u.find(r.Comp)]})
+		}
+		recvs[w] = nil
+	}
+	sortCompact(&lr.border)
+	sortCompact(&lr.halo)
+	slices.SortFunc(lr.borderHalo, func(a, b pointPair) int {
+		return cmp.Or(cmp.Compare(a.Point, b.Point), cmp.Compare(a.Other, b.Other))
+	})
+	lr.borderHalo = slices.Compact(lr.borderHalo)
+	return lr, nil
+}
+
+func sortCompact(s *[]pointComp) {
+	slices.SortFunc(*s, func(a, b pointComp) int {
+		return cmp.Or(cmp.Compare(a.Point, b.Point), cmp.Compare(a.Comp, b.Comp))
+	})
+	*s = slices.Compact(*s)
+}
+
+// linker links the owned core points below tree nodes.
+type linker struct {
+	t         *kdTree
+	u         *dsu
+	firstCore []int32
+	// linked[i]: all owned core points of node i are in one set.
+	linked []atomic.Bool
+	core   []bool
+}
+
+// connect puts every owned core point of node i into one set. The caller
+// knows that they are connected: node i is tight, or all its points are
+// within eps of one core point. After it, linked[i] holds.
+func (lk *linker) connect(i int32) {
+	if lk.linked[i].Load() || lk.firstCore[i] < 0 {
+		return
+	}
+	nd := lk.t.nodes[i]
+	fc := lk.firstCore[i]
+	if nd.right < 0 {
+		for pos := nd.start; pos < nd.end; pos++ {
+			if lk.core[pos] {
+				lk.u.union(fc, pos)
+			}
+		}
+	} else {
+		for _, c := range [2]int32{i + 1, nd.right} {
+			if lk.firstCore[c] >= 0 {
+				lk.connect(c)
+				lk.u.union(fc, lk.firstCore[c])
+			}
+		}
+	}
+	lk.linked[i].Store(true)
+}
+
+// collectCand appends to out the positions of the points of the candidate
+// leaves within eps of q, until out holds limit points from start on; it
+// reports whether it got there (then out holds an arbitrary subset).
+func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand []int32, out []int32, start int) ([]int32, bool) {
+	d := t.dim
+	if len(out)-start >= limit {
+		return out, true
+	}
+	for _, c := range cand {
+		mx, far := t.boxDist(q, int(c), eps2)
+		if far {
+			continue
+		}
+		nd := t.nodes[c]
+		if mx <= eps2 {
+			for pos := nd.start; pos < nd.end; pos++ {
+				out = append(out, pos)
+			}
+		} else {
+			pts := t.pts[int(nd.start)*d : int(nd.end)*d]
+			for pos := nd.start; pos < nd.end; pos++ {
+				if sqDist(q, pts[:d]) <= eps2 {
+					out = append(out, pos)
+				}
+				pts = pts[d:]
+			}
+		}
+		if len(out)-start >= limit {
+			return out, true
+		}
+	}
+	return out, false
+}
+
+// diameter2 is an upper bound (in floating point) of the squared distance
+// of any two points of node i.
+func (t *kdTree) diameter2(i int) float64 {
+	var s float64
+	for _, b := range t.box[t.dim*i:][:t.dim] {
+		w := b.hi - b.lo
+		s += float64(w * w)
+	}
+	return s
+}
