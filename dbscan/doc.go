@@ -33,6 +33,18 @@
 // visiting order, which is what lets the partitioned algorithm reproduce
 // it.
 //
+// # Features and standardization
+//
+// FeatureVector turns a page's crawldb.Features into the paper's six
+// features: non-markup words, outlinks, inlinks, images, URL depth and
+// bytes, taking log1p of the heavy-tailed ones (all but depth; see
+// LogFeatures). A Scaler standardizes them to z-scores (x - mean) / std,
+// with the population standard deviation (a constant feature is only
+// centred). Moments computes mean and std in one streaming pass
+// (Welford), and Moments.Merge combines the moments of disjoint parts, so
+// the partitioned job computes them with a combiner in its map tasks and
+// a merge in one reduce; FitScaler is the plain function over Points.
+//
 // # Index and cost
 //
 // Points go into a k-d tree (median splits of the widest dimension of each

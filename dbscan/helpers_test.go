@@ -147,32 +147,8 @@ func genWebFeatures(r *rand.Rand, n int) Points {
 		bytes := math.Round(words*6.2*math.Exp(0.15*r.NormFloat64()) + 900 + 60*links)
 		p.Append([]float64{math.Log1p(words), math.Log1p(links), math.Log1p(inl), math.Log1p(img), depth, math.Log1p(bytes)})
 	}
-	zscore(p)
+	FitScaler(p).Apply(p)
 	return p
-}
-
-// zscore standardizes every column of p in place (two passes, population
-// standard deviation).
-func zscore(p Points) {
-	n, d := p.Len(), p.Dim
-	for k := range d {
-		var s, ss float64
-		for i := range n {
-			s += p.Data[i*d+k]
-		}
-		mean := s / float64(n)
-		for i := range n {
-			x := p.Data[i*d+k] - mean
-			ss += x * x
-		}
-		sd := math.Sqrt(ss / float64(n))
-		if sd == 0 {
-			sd = 1
-		}
-		for i := range n {
-			p.Data[i*d+k] = (p.Data[i*d+k] - mean) / sd
-		}
-	}
 }
 
 func poisson(r *rand.Rand, lambda float64) float64 {
