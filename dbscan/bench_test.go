@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/trawl/trawl/mapreduce"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -161,4 +162,34 @@ func TestDumpWebData(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("web%d.labels", n)), lb, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkRun100k is partitioned DBSCAN on the local engine: 100,000
+// simweb-like points (already standardized) from Parquet, 4 boxes.
+func BenchmarkRun100k(b *testing.B) {
+	pts := webData(100_000)
+	dir := b.TempDir()
+	rows := make([]PointRow, pts.Len())
+	for i := range rows {
+		rows[i] = PointRow{Key: fmt.Sprintf("%012d", i), X: pts.At(i)}
+	}
+	writePartsRG(b, filepath.Join(dir, "in"), rows, 4, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	var sum *Summary
+	for i := 0; b.Loop(); i++ {
+		env := Env{Runner: &mapreduce.LocalRunner{TempDir: dir, Log: testLog()}, Log: testLog()}
+		var err error
+		sum, err = Run(context.Background(), env, JobConfig{
+			Source: Source{Points: filepath.Join(dir, "in")}, Work: filepath.Join(dir, fmt.Sprint("work", i)), Output: filepath.Join(dir, fmt.Sprint("out", i)),
+			Eps: benchEps, MinPts: benchMinPts, Partitions: 4,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(sum.Params.HaloPoints)/float64(pts.Len()), "halo/pt")
+	b.ReportMetric(float64(sum.Params.Clusters), "clusters")
 }

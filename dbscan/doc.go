@@ -79,6 +79,77 @@
 // standardized, MinPts 12; BenchmarkCluster1M and TestDumpWebData): see
 // the package's benchmarks for the current numbers.
 //
+// # Partitioned DBSCAN on the engine
+//
+// Run reads points (PointRow rows keyed by a unique string, or a CrawlDB's
+// young pages keyed by URL) and runs these jobs (Registry has them for the
+// Hadoop task entry):
+//
+//  1. dbscan-stats: moments of every dimension (Moments, merged by a
+//     combiner and one reduce) and a sample that merges (the points of
+//     smallest FNV-64a hash of the key).
+//  2. The driver standardizes the sample (if asked) and cuts space into
+//     boxes at quantiles of the sample (PlanPartitions).
+//  3. dbscan-local: the map sends each point to the box that owns it and,
+//     as a halo point, to every other box whose distance from the point
+//     is at most Eps; each box is a reduce key. A box runs DBSCAN on its
+//     set: the core status of its own points, counting its halo points as
+//     neighbours; local clusters of its own core points; each local
+//     cluster's first key; for each halo point, the local clusters it is
+//     within Eps of a core point of ("links"); for each non-core own
+//     point, the local clusters of its core neighbours.
+//  4. dbscan-join, by key: a point that is a halo point somewhere meets
+//     its own box's result. If it is core, each link is an edge between
+//     its local cluster and the linked one; if not, each link makes it a
+//     border candidate of the linked cluster.
+//  5. The driver merges the local clusters along the edges (union-find;
+//     there are few) and numbers the clusters by their first core key.
+//  6. dbscan-label, by key: a core point takes its local cluster's number;
+//     a non-core point the lowest number among its candidates, local and
+//     from the join; else it is noise.
+//
+// The result equals Cluster's on the same (standardized) points taken in
+// key order, for any number and shape of boxes:
+//
+//   - Ownership: a box is a leaf of a tree of cuts x[d] < v, so every
+//     point has exactly one owning box.
+//   - Halo: if p is owned by box B and q is within Eps of p, then q is in
+//     B's set. The distance from q to B is summed, like sqDist, from
+//     per-dimension gaps (v - q[d] or q[d] - v for the cuts bounding B),
+//     and each gap is, in floating point too, at most |p[d] - q[d]|
+//     because p lies in B and rounding is monotone; so it is at most
+//     sqDist(p, q) <= Eps*Eps.
+//   - Core points: an own point's whole neighbourhood is in its box's set,
+//     so its count, and its core status, are exact. A halo point's status
+//     is never taken from a box that does not own it.
+//   - No false merge: a local cluster links own core points within Eps of
+//     each other, and an edge joins two local clusters only through a point
+//     that is core in its own box and within Eps of a core point of the
+//     other: every link is an edge of the core graph, so every merged
+//     cluster lies within one true cluster.
+//   - No missed merge: let core points p (owned by B) and q (owned by B')
+//     be within Eps. If B = B' they are in one local cluster. Otherwise q
+//     is a halo point of B (Halo), B links q to p's local cluster, and the
+//     join, seeing q core in B', makes the edge. So the merged clusters are
+//     the connected components of the core graph: the true clusters.
+//   - Numbering: a local cluster's first key is its lowest core key, a
+//     true cluster's lowest core key is the lowest of its local clusters',
+//     and clusters are numbered in that order, as Cluster numbers them by
+//     lowest core index.
+//   - Border points: a non-core point b owned by B sees its core
+//     neighbours in B directly; a core neighbour q owned by another box B'
+//     has b within Eps, so b is a halo point of B', B' links b to q's local
+//     cluster, and the join, seeing b non-core, makes that cluster a
+//     candidate. b's candidates are exactly the clusters of its core
+//     neighbours and it takes the lowest number, which is Cluster's rule.
+//     No candidate: noise.
+//
+// Nothing above depends on the boxes, so the number of partitions only
+// changes how the work is split. TestPartitionedEqualsExact checks it in
+// memory (random data, parameters and cut trees, cuts exactly on points
+// included) and TestRunEqualsExact on the engine (1 to 16 partitions, 1 to
+// 4 reduce tasks, with and without standardization).
+//
 // # Floating point
 //
 // Distances are computed as the sum over dimensions, in order, of squared

@@ -29,18 +29,11 @@ type localResult struct {
 	// halo holds (halo point, local cluster) for every halo point within
 	// eps of an owned core point of the cluster.
 	halo []pointComp
-	// borderHalo holds (owned non-core point, halo point) for every such
-	// pair within eps.
-	borderHalo []pointPair
 }
 
 // pointComp relates a point to a local cluster. Slices of them are sorted
 // by Point, then Comp, without duplicates.
 type pointComp struct{ Point, Comp int32 }
-
-// pointPair relates two points. Slices of them are sorted, without
-// duplicates.
-type pointPair struct{ Point, Other int32 }
 
 // leafChunk is the number of consecutive leaves a worker takes at once.
 const leafChunk = 8
@@ -55,7 +48,8 @@ const leafChunk = 8
 //
 // Pass 1 counts the neighbours of owned points, nearest candidates first,
 // stopping at minPts; a non-core point has fewer than minPts neighbours,
-// which it keeps. Pass 2 visits every pair of core points (and of a core
+// which it keeps (core neighbours among them make it a border point).
+// Pass 2 visits every pair of core points (and of a core
 // point and a halo point) within eps: it links owned core points in a
 // union-find and records which halo points are within eps of which owned
 // core points. Non-core owned points are skipped before any distance is
@@ -386,11 +380,8 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		for _, l := range lists[w] {
 			b := t.idx[l.pos]
 			for _, q := range nbrs[w][l.off : l.off+l.len] {
-				switch {
-				case core[q]:
+				if core[q] {
 					lr.border = append(lr.border, pointComp{b, rootComp[u.find(q)]})
-				case !owned(q):
-					lr.borderHalo = append(lr.borderHalo, pointPair{b, t.idx[q]})
 				}
 			}
 		}
@@ -404,10 +395,6 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	}
 	sortCompact(&lr.border)
 	sortCompact(&lr.halo)
-	slices.SortFunc(lr.borderHalo, func(a, b pointPair) int {
-		return cmp.Or(cmp.Compare(a.Point, b.Point), cmp.Compare(a.Other, b.Other))
-	})
-	lr.borderHalo = slices.Compact(lr.borderHalo)
 	return lr, nil
 }
 
