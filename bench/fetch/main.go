@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -121,18 +122,18 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 		return fmt.Errorf("serving the synthetic web: %w", err)
 	}
 	defer srv.Close()
-	set := selectURLs(web, srv, o.latency)
+	set := selectURLs(web, srv)
 	log.Info("synthetic web served", "hosts", o.hosts, "web_urls", web.NumPages(), "urls", len(set.urls),
 		"http", srv.HTTPAddr(), "dns", srv.DNSAddr(), "took", time.Since(start).Round(time.Millisecond))
-	urlsFile := filepath.Join(o.dir, "urls.txt")
-	if err := os.WriteFile(urlsFile, []byte(strings.Join(set.urls, "\n")+"\n"), 0o644); err != nil {
+	seedsFile := filepath.Join(o.dir, "seeds.txt")
+	if err := os.WriteFile(seedsFile, []byte(strings.Join(set.urls, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("writing the URL list: %w", err)
 	}
 
 	// The crawl: every URL injected, one segment with all of them.
 	crawl := filepath.Join(o.dir, "crawl")
 	global := []string{"--crawl", crawl, "--memory", o.memory, "--log-level", "warn"}
-	if _, err := measure(ctx, "inject", os.Stderr, trawl, append(global, "inject", urlsFile)...); err != nil {
+	if _, err := measure(ctx, "inject", os.Stderr, trawl, append(global, "inject", seedsFile)...); err != nil {
 		return err
 	}
 	gen, err := measure(ctx, "generate", os.Stderr, trawl, append(global, "generate",
@@ -144,7 +145,20 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 	if seg == "" {
 		return fmt.Errorf("generate printed no segment")
 	}
-	log.Info("segment generated", "segment", seg)
+	// The raw client gets the fetch list itself: inject normalizes and
+	// filters URLs (a few simweb paths fail the path-loop filter), so the
+	// fetch list, not the seed file, is the URL set both fetch.
+	fetchList, err := readFetchList(seg)
+	if err != nil {
+		return err
+	}
+	set.fetchList = len(fetchList)
+	set.bounds(web, fetchList, o.latency, o.conns)
+	urlsFile := filepath.Join(o.dir, "fetchlist.txt")
+	if err := os.WriteFile(urlsFile, []byte(strings.Join(fetchList, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing the fetch list: %w", err)
+	}
+	log.Info("segment generated", "segment", seg, "urls", len(fetchList), "dropped_by_inject", len(set.urls)-len(fetchList))
 
 	perTask := o.conns / o.fetchers
 	fetchArgs := append(append([]string{}, global...), "fetch", seg, "--agent", o.agent,
@@ -189,48 +203,67 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 	return nil
 }
 
-// urlSet is the fixed URL set both contenders fetch.
+// urlSet is the URL set both contenders fetch.
 type urlSet struct {
-	urls []string
-	// webURLs is the number of URLs the web knows; skipped counts those
+	// urls are the URLs injected; fetchList the number generate put in
+	// the segment (after inject's normalization and filters).
+	urls      []string
+	fetchList int
+	// webURLs is the number of URLs the web knows; the others count those
 	// left out, by reason.
 	webURLs                       int
 	hostile, unresolvable, robots int
-	// serialBound is the largest sum over one host of its median latency
-	// per URL: with one connection per host, no client finishes sooner.
-	// spreadBound is the sum over all URLs divided by the connections.
-	serialBound, latencySum time.Duration
+	// serialFloor is the largest sum over one host of its median latency
+	// per fetch-list URL: with one connection per host, no client
+	// finishes much sooner. spreadFloor is the sum over all URLs divided
+	// by the connections.
+	serialFloor, spreadFloor time.Duration
 }
 
 // selectURLs takes every URL of the web that a polite crawler requests
 // and that answers promptly: all but those on hostile hosts (which never
 // answer or trickle), on hosts that do not resolve, and those robots.txt
 // disallows (trawl does not request them, the raw client would).
-func selectURLs(w *simweb.Web, srv *simweb.Server, latency float64) urlSet {
+func selectURLs(w *simweb.Web, srv *simweb.Server) urlSet {
 	s := urlSet{webURLs: w.NumPages()}
-	perHost := map[int]time.Duration{}
 	for id := range w.NumPages() {
 		p := w.Page(id)
 		switch {
 		case p.Kind == simweb.KindHostile:
 			s.hostile++
-			continue
 		case p.Kind == simweb.KindUnresolvable:
 			s.unresolvable++
-			continue
 		case !p.RobotsAllowed:
 			s.robots++
-			continue
+		default:
+			s.urls = append(s.urls, srv.URL(id))
 		}
-		s.urls = append(s.urls, srv.URL(id))
-		d := time.Duration(float64(w.Host(p.Host).Latency) * latency)
-		perHost[p.Host] += d
-		s.latencySum += d
-	}
-	for _, d := range perHost {
-		s.serialBound = max(s.serialBound, d)
 	}
 	return s
+}
+
+// bounds sets the latency floors of fetching urls with conns connections,
+// one per host, from the hosts' median latencies scaled by latency.
+func (s *urlSet) bounds(w *simweb.Web, urls []string, latency float64, conns int) {
+	perHost := map[int]time.Duration{}
+	var sum time.Duration
+	for _, u := range urls {
+		pu, err := url.Parse(u)
+		if err != nil {
+			continue
+		}
+		h, ok := w.HostByName(pu.Hostname())
+		if !ok {
+			continue
+		}
+		d := time.Duration(float64(w.Host(h).Latency) * latency)
+		perHost[h] += d
+		sum += d
+	}
+	for _, d := range perHost {
+		s.serialFloor = max(s.serialFloor, d)
+	}
+	s.spreadFloor = sum / time.Duration(conns)
 }
 
 // runResult is one run of both contenders.
@@ -241,12 +274,12 @@ type runResult struct {
 }
 
 func printTable(out io.Writer, o options, set urlSet, runs []runResult) {
-	fmt.Fprintf(out, "\nsimweb seed %d: %d hosts, %d URLs in the web, %d fetched (left out: %d hostile, %d unresolvable, %d robots-disallowed)\n",
-		o.seed, o.hosts, set.webURLs, len(set.urls), set.hostile, set.unresolvable, set.robots)
+	fmt.Fprintf(out, "\nsimweb seed %d: %d hosts, %d URLs in the web, %d injected (left out: %d hostile, %d unresolvable, %d robots-disallowed), %d in the fetch list\n",
+		o.seed, o.hosts, set.webURLs, len(set.urls), set.hostile, set.unresolvable, set.robots, set.fetchList)
 	fmt.Fprintf(out, "latency x%g, hazards %s; %d connections (trawl: %d fetch tasks x %d), one per host; %d cores\n",
 		o.latency, o.hazards, o.conns, o.fetchers, o.conns/o.fetchers, runtime.NumCPU())
-	fmt.Fprintf(out, "latency floor: slowest host's URLs one after another %s, all latencies over %d connections %s\n\n",
-		set.serialBound.Round(time.Millisecond), o.conns, (set.latencySum / time.Duration(o.conns)).Round(time.Millisecond))
+	fmt.Fprintf(out, "latency floor (median latencies): the busiest host's URLs one after another %s; all URLs over %d connections %s\n\n",
+		set.serialFloor.Round(time.Millisecond), o.conns, set.spreadFloor.Round(time.Millisecond))
 	fmt.Fprintf(out, "| %-22s | %7s | %9s | %8s | %9s | %9s |\n", "contender", "pages", "wall", "pages/s", "peak RSS", "x raw")
 	fmt.Fprintln(out, "|------------------------|---------|-----------|----------|-----------|-----------|")
 	row := func(name string, pages int64, wall time.Duration, rss int64, raw float64) {

@@ -57,6 +57,25 @@ func countSegment(seg string) (segmentCounts, error) {
 	return c, err
 }
 
+// readFetchList returns the URLs of the segment's crawl_generate.
+func readFetchList(seg string) ([]string, error) {
+	var urls []string
+	err := eachPart(storage.NewLocal(), filepath.Join(seg, segment.DirGenerate), func(f storage.File, name string) error {
+		r, err := parquetio.Open[segment.Generate](f, name)
+		if err != nil {
+			return err
+		}
+		for row, err := range r.All() {
+			if err != nil {
+				return err
+			}
+			urls = append(urls, row.URL)
+		}
+		return nil
+	})
+	return urls, err
+}
+
 // eachPart calls fn with every Parquet part file of a job output directory.
 func eachPart(fsys storage.FS, dir string, fn func(f storage.File, name string) error) error {
 	infos, err := fsys.ReadDir(dir)
