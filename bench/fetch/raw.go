@@ -55,7 +55,7 @@ func rawMain(args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := rawFetch(context.Background(), urls, dnsServer, conns, agent)
+	res, err := rawFetch(context.Background(), urls, dnsServer, conns, agent, nil)
 	if err != nil {
 		return err
 	}
@@ -82,8 +82,10 @@ func readLines(name string) ([]string, error) {
 	return out, nil
 }
 
-// rawFetch fetches urls as rawMain describes.
-func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, agent string) (*rawResult, error) {
+// rawFetch fetches urls as rawMain describes. wrap, if not nil, wraps the
+// transport (tests observe the requests with it).
+func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, agent string,
+	wrap func(http.RoundTripper) http.RoundTripper) (*rawResult, error) {
 	// Per-host queues, in the file's order within a host.
 	var (
 		hostIndex = map[string]int{}
@@ -131,8 +133,12 @@ func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, a
 		},
 	}
 	defer tr.CloseIdleConnections()
+	var rt http.RoundTripper = tr
+	if wrap != nil {
+		rt = wrap(tr)
+	}
 	client := &http.Client{
-		Transport: tr,
+		Transport: rt,
 		Timeout:   30 * time.Second,
 		// Redirects are answers, as for trawl fetch --follow-redirects 0.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
