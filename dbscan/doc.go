@@ -107,35 +107,47 @@
 //  6. dbscan-label, by key: a core point takes its local cluster's number;
 //     a non-core point the lowest number among its candidates, local and
 //     from the join; else it is noise.
+//  7. dbscan-centres, by cluster: each cluster's centre and samples.
+//
+// Run writes its result into JobConfig.Output with one rename at the end:
+// assignment/ (an Assignment per point: key, label, core), centres/
+// (Centre), samples/ (Sample) and params/ (one Parameters row: the
+// parameters, the standardization, the counts).
 //
 // The result equals Cluster's on the same (standardized) points taken in
 // key order, for any number and shape of boxes:
 //
 //   - Ownership: a box is a leaf of a tree of cuts x[d] < v, so every
 //     point has exactly one owning box.
+//
 //   - Halo: if p is owned by box B and q is within Eps of p, then q is in
 //     B's set. The distance from q to B is summed, like sqDist, from
 //     per-dimension gaps (v - q[d] or q[d] - v for the cuts bounding B),
 //     and each gap is, in floating point too, at most |p[d] - q[d]|
 //     because p lies in B and rounding is monotone; so it is at most
 //     sqDist(p, q) <= Eps*Eps.
+//
 //   - Core points: an own point's whole neighbourhood is in its box's set,
 //     so its count, and its core status, are exact. A halo point's status
 //     is never taken from a box that does not own it.
+//
 //   - No false merge: a local cluster links own core points within Eps of
 //     each other, and an edge joins two local clusters only through a point
 //     that is core in its own box and within Eps of a core point of the
 //     other: every link is an edge of the core graph, so every merged
 //     cluster lies within one true cluster.
+//
 //   - No missed merge: let core points p (owned by B) and q (owned by B')
 //     be within Eps. If B = B' they are in one local cluster. Otherwise q
 //     is a halo point of B (Halo), B links q to p's local cluster, and the
 //     join, seeing q core in B', makes the edge. So the merged clusters are
 //     the connected components of the core graph: the true clusters.
+//
 //   - Numbering: a local cluster's first key is its lowest core key, a
 //     true cluster's lowest core key is the lowest of its local clusters',
 //     and clusters are numbered in that order, as Cluster numbers them by
 //     lowest core index.
+//
 //   - Border points: a non-core point b owned by B sees its core
 //     neighbours in B directly; a core neighbour q owned by another box B'
 //     has b within Eps, so b is a halo point of B', B' links b to q's local
@@ -149,6 +161,35 @@
 // memory (random data, parameters and cut trees, cuts exactly on points
 // included) and TestRunEqualsExact on the engine (1 to 16 partitions, 1 to
 // 4 reduce tasks, with and without standardization).
+//
+// # Centres and samples
+//
+// A cluster's centre is the mean of its members, core and border points,
+// in the space they were clustered in (standardized, if they were),
+// summed in key order. Its samples are its SampleCount(size, K, R) =
+// max(K, ceil(R*size)) members nearest the centre (all of them if fewer),
+// nearest first, ties by key; these are the pages the schedule revisits to
+// learn the cluster's change rate. Centres computes the same in memory for
+// Cluster's result. The centres job holds one cluster's members in memory.
+//
+// # Choosing eps
+//
+// KDistances computes the sorted k-distance curve (k = minPts-1: each
+// point's distance to its k-th nearest other point, from a k-d tree,
+// optionally for an evenly spaced sample of the points), Knee finds where
+// it bends (the point farthest below the chord, axes scaled to [0, 1]),
+// and SuggestEps(points, minPts) returns the k-distance there.
+//
+// # Offline experiments
+//
+// For `trawl dbscan`: ReadPoints reads CSV (ReadCSV: a header row, numeric
+// columns used as given, errors with line numbers) or Parquet (ReadParquet:
+// numeric top-level columns, nulls and corrupt files are errors naming the
+// file and row); WriteLabelsCSV writes the header "label" and one label per
+// point in input order. To run the partitioned jobs on such points,
+// WritePointRows writes them as PointRow Parquet keyed by PointKey(i)
+// (zero-padded, so key order is input order), and LabelsOf turns
+// ReadAssignments' rows back into labels in input order.
 //
 // # Floating point
 //

@@ -380,6 +380,13 @@ func Run(ctx context.Context, env Env, cfg JobConfig) (sum *Summary, err error) 
 		return nil, fmt.Errorf("dbscan: labelled %d points of %d", got, p.Points)
 	}
 
+	// 6. Centres and samples.
+	conf = map[string]string{confReduces: strconv.Itoa(reduces), confMinSamples: strconv.Itoa(cfg.MinSamples),
+		confSampleRate: fmtFloat(cfg.SampleRate), confOut + outMembers: work(outMembers),
+		confOut + outCentres: result(DirCentres), confOut + outSamples: result(DirSamples)}
+	if _, err := run(JobCentres, conf, reg[JobCentres]); err != nil {
+		return nil, err
+	}
 	return sum, publish(wfs, path.Join(wpath, "result"), opath, *p, &sum.Duration, start)
 }
 

@@ -182,3 +182,5 @@ func equalLabels(t testing.TB, what string, got, want []int32, gotCore, wantCore
 		t.Fatalf("%s: %d of %d points differ", what, bad, len(got))
 	}
 }
+
+func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed+1)) }

@@ -106,10 +106,11 @@ const (
 // reads (a side file, as Hadoop's distributed cache would hold it).
 func Registry(res mapreduce.Resolver) mapreduce.Registry {
 	return mapreduce.Registry{
-		JobStats: func(c map[string]string) (mapreduce.Runnable, error) { return newStatsJob(c) },
-		JobLocal: func(c map[string]string) (mapreduce.Runnable, error) { return newLocalJob(c) },
-		JobJoin:  func(c map[string]string) (mapreduce.Runnable, error) { return newJoinJob(c) },
-		JobLabel: func(c map[string]string) (mapreduce.Runnable, error) { return newLabelJob(c, res) },
+		JobStats:   func(c map[string]string) (mapreduce.Runnable, error) { return newStatsJob(c) },
+		JobLocal:   func(c map[string]string) (mapreduce.Runnable, error) { return newLocalJob(c) },
+		JobJoin:    func(c map[string]string) (mapreduce.Runnable, error) { return newJoinJob(c) },
+		JobLabel:   func(c map[string]string) (mapreduce.Runnable, error) { return newLabelJob(c, res) },
+		JobCentres: func(c map[string]string) (mapreduce.Runnable, error) { return newCentresJob(c) },
 	}
 }
 

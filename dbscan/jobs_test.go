@@ -113,6 +113,44 @@ func expect(t *testing.T, what string, res mapreduce.Resolver, out string, sum *
 	if sp := sum.Params; sp.Points != int64(len(keys)) || int(sp.Clusters) != want.Clusters || sp.Core != core || sp.Border != border || sp.Noise != noise {
 		t.Fatalf("%s: params %+v, want %d points %d clusters %d/%d/%d", what, sp, len(keys), want.Clusters, core, border, noise)
 	}
+	// Centres and samples as Centres computes them in memory.
+	wantC, wantS, err := Centres(pts, want, int(sum.Params.MinSamples), sum.Params.SampleRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotC, err := ReadOutput[Centre](res, filepath.Join(out, DirCentres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(gotC, func(a, b Centre) int { return int(a.Label) - int(b.Label) })
+	if len(gotC) != len(wantC) {
+		t.Fatalf("%s: %d centres, want %d", what, len(gotC), len(wantC))
+	}
+	for i := range gotC {
+		if g, w := gotC[i], wantC[i]; g.Label != w.Label || g.Size != w.Size || g.Core != w.Core || !slices.Equal(g.X, w.X) {
+			t.Fatalf("%s: centre %+v, want %+v", what, g, w)
+		}
+	}
+	gotS, err := ReadOutput[Sample](res, filepath.Join(out, DirSamples))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(gotS, func(a, b Sample) int { return int(a.Label-b.Label)*1000000 + int(a.Rank-b.Rank) })
+	k := 0
+	for l, idx := range wantS {
+		for rank, i := range idx {
+			if k >= len(gotS) {
+				t.Fatalf("%s: %d samples, want more", what, len(gotS))
+			}
+			if g := gotS[k]; int(g.Label) != l || int(g.Rank) != rank || g.Key != keys[i] {
+				t.Fatalf("%s: sample %+v, want cluster %d rank %d key %s", what, g, l, rank, keys[i])
+			}
+			k++
+		}
+	}
+	if k != len(gotS) {
+		t.Fatalf("%s: %d samples, want %d", what, len(gotS), k)
+	}
 	return want
 }
 
@@ -168,6 +206,7 @@ func TestRunEqualsExact(t *testing.T) {
 			Source: Source{Points: filepath.Join(dir, "in")}, Work: filepath.Join(dir, "work"), Output: filepath.Join(dir, "out"),
 			Eps: p.Eps, MinPts: p.MinPts, Standardize: standardize,
 			Partitions: 1 + r.IntN(16), Reduces: 1 + r.IntN(4), TaskWorkers: 1 + r.IntN(2), SampleSize: 50 + r.IntN(2000),
+			MinSamples: r.IntN(5), SampleRate: []float64{0, 0.05, 0.3}[r.IntN(3)],
 		}
 		env := testEnv(t)
 		sum, err := Run(context.Background(), env, cfg)

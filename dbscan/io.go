@@ -1,0 +1,379 @@
+package dbscan
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/storage"
+)
+
+// I/O for offline experiments (`trawl dbscan`): points from CSV or
+// Parquet, labels to CSV, and points to the PointRow Parquet the
+// partitioned jobs read.
+
+// ReadCSV reads points from CSV: a header row naming the columns, then one
+// row per point, every field a number (as strconv.ParseFloat reads it;
+// surrounding spaces are ignored), used as given. It returns the points
+// and the header. An error names the input (name), the line and the
+// column; NaN and infinities are errors too.
+func ReadCSV(r io.Reader, name string) (Points, []string, error) {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return Points{}, nil, fmt.Errorf("dbscan: %s: empty, no header row", name)
+	}
+	if err != nil {
+		return Points{}, nil, fmt.Errorf("dbscan: %s: %w", name, err)
+	}
+	header = append([]string(nil), header...)
+	for i, h := range header {
+		header[i] = strings.TrimSpace(h)
+		if _, err := strconv.ParseFloat(header[i], 64); err == nil && header[i] != "" {
+			return Points{}, nil, fmt.Errorf("dbscan: %s:1: the first row should be a header, but column %d is the number %s", name, i+1, header[i])
+		}
+	}
+	pts := NewPoints(len(header), 1024)
+	row := make([]float64, len(header))
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: %w", name, pe.Line, pe.Err)
+			}
+			return Points{}, nil, fmt.Errorf("dbscan: %s: %w", name, err)
+		}
+		for i, f := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				line, _ := cr.FieldPos(i)
+				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: column %q: %q is not a finite number", name, line, header[i], f)
+			}
+			row[i] = v
+		}
+		pts.Data = append(pts.Data, row...)
+	}
+	return pts, header, nil
+}
+
+// ReadParquet reads points from a Parquet file: one point per row, from
+// the named columns, or, when columns is empty, from every top-level
+// column of a numeric type (INT32, INT64, FLOAT, DOUBLE without a
+// decimal, date or time annotation) in schema order; other columns (a
+// URL, say) are skipped. Values are used as given. It returns the points
+// and the columns used. A null, NaN or infinite value is an error naming
+// the file, the row and the column; a corrupt file is an error, never a
+// panic.
+func ReadParquet(f storage.File, name string, columns []string) (pts Points, used []string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dbscan: %s: corrupt or unreadable Parquet (%v)\n%s", name, p, firstLines(debug.Stack(), 12))
+		}
+	}()
+	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if err != nil {
+		return Points{}, nil, fmt.Errorf("dbscan: open %s: %w", name, err)
+	}
+	schema := pf.Schema()
+	var colIdx []int
+	if len(columns) == 0 {
+		for _, fld := range schema.Fields() {
+			if numericColumn(fld) == nil {
+				lc, _ := schema.Lookup(fld.Name())
+				colIdx = append(colIdx, lc.ColumnIndex)
+				used = append(used, fld.Name())
+			}
+		}
+		if len(used) == 0 {
+			return Points{}, nil, fmt.Errorf("dbscan: %s has no numeric top-level column", name)
+		}
+	} else {
+		for _, c := range columns {
+			lc, ok := schema.Lookup(c)
+			if !ok || len(lc.Path) != 1 {
+				return Points{}, nil, fmt.Errorf("dbscan: %s has no top-level column %q", name, c)
+			}
+			if err := numericColumn(lc.Node); err != nil {
+				return Points{}, nil, fmt.Errorf("dbscan: %s: column %q: %w", name, c, err)
+			}
+			colIdx = append(colIdx, lc.ColumnIndex)
+			used = append(used, c)
+		}
+	}
+	where := make(map[int]int, len(colIdx)) // leaf column -> dimension
+	for d, c := range colIdx {
+		if _, dup := where[c]; dup {
+			return Points{}, nil, fmt.Errorf("dbscan: %s: column %q given twice", name, used[d])
+		}
+		where[c] = d
+	}
+	dim := len(colIdx)
+	pts = NewPoints(dim, int(pf.NumRows()))
+	buf := make([]parquet.Row, 256)
+	x := make([]float64, dim)
+	seen := make([]bool, dim)
+	var rowNo int64
+	for g, rg := range pf.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, rerr := rows.ReadRows(buf)
+			for _, row := range buf[:n] {
+				clear(seen)
+				for _, v := range row {
+					d, ok := where[v.Column()]
+					if !ok {
+						continue
+					}
+					val, err := numericValue(v)
+					if err != nil {
+						rows.Close()
+						return Points{}, nil, fmt.Errorf("dbscan: %s: row %d, column %q: %w", name, rowNo, used[d], err)
+					}
+					x[d], seen[d] = val, true
+				}
+				for d, ok := range seen {
+					if !ok {
+						rows.Close()
+						return Points{}, nil, fmt.Errorf("dbscan: %s: row %d has no value in column %q", name, rowNo, used[d])
+					}
+				}
+				pts.Data = append(pts.Data, x...)
+				rowNo++
+			}
+			if rerr == io.EOF || (rerr == nil && n == 0) {
+				break
+			}
+			if rerr != nil {
+				rows.Close()
+				return Points{}, nil, fmt.Errorf("dbscan: %s: row group %d: %w", name, g, rerr)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return Points{}, nil, fmt.Errorf("dbscan: %s: row group %d: %w", name, g, err)
+		}
+	}
+	if rowNo != pf.NumRows() {
+		return Points{}, nil, fmt.Errorf("dbscan: %s: read %d rows, the footer says %d", name, rowNo, pf.NumRows())
+	}
+	return pts, used, nil
+}
+
+// numericColumn says why a schema node is not a numeric top-level column
+// (nil if it is one).
+func numericColumn(n parquet.Node) error {
+	if !n.Leaf() || n.Repeated() {
+		return errors.New("not a plain (non-nested, non-repeated) column")
+	}
+	switch n.Type().Kind() {
+	case parquet.Int32, parquet.Int64, parquet.Float, parquet.Double:
+	default:
+		return fmt.Errorf("type %v is not numeric", n.Type().Kind())
+	}
+	if lt := n.Type().LogicalType(); lt != nil && lt.Value != nil {
+		if _, ok := lt.Value.(*format.IntType); !ok {
+			return fmt.Errorf("logical type %v is not a plain number", lt)
+		}
+	}
+	return nil
+}
+
+func numericValue(v parquet.Value) (float64, error) {
+	if v.IsNull() {
+		return 0, errors.New("null")
+	}
+	var f float64
+	switch v.Kind() {
+	case parquet.Int32:
+		f = float64(v.Int32())
+	case parquet.Int64:
+		f = float64(v.Int64())
+	case parquet.Float:
+		f = float64(v.Float())
+	case parquet.Double:
+		f = v.Double()
+	default:
+		return 0, fmt.Errorf("a %v value", v.Kind())
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("%v is not a finite number", f)
+	}
+	return f, nil
+}
+
+func firstLines(b []byte, n int) string {
+	lines := strings.SplitN(string(b), "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// ReadPoints reads points from uri: a CSV file (name ending in .csv, see
+// ReadCSV; columns then selects and orders columns by header name), or a
+// Parquet file or directory of Parquet part files (see ReadParquet). It
+// returns the points and their column names.
+func ReadPoints(res mapreduce.Resolver, uri string, columns []string) (Points, []string, error) {
+	if res == nil {
+		res = storage.NewResolver()
+	}
+	fsys, p, err := res.Resolve(uri)
+	if err != nil {
+		return Points{}, nil, fmt.Errorf("dbscan: %w", err)
+	}
+	st, err := fsys.Stat(p)
+	if err != nil {
+		return Points{}, nil, fmt.Errorf("dbscan: %w", err)
+	}
+	if !st.IsDir() && strings.EqualFold(path.Ext(p), ".csv") {
+		f, err := fsys.Open(p)
+		if err != nil {
+			return Points{}, nil, fmt.Errorf("dbscan: %w", err)
+		}
+		defer f.Close()
+		pts, header, err := ReadCSV(f, uri)
+		if err != nil || len(columns) == 0 {
+			return pts, header, err
+		}
+		return selectColumns(pts, header, columns, uri)
+	}
+	files := []string{p}
+	if st.IsDir() {
+		ents, err := fsys.ReadDir(p)
+		if err != nil {
+			return Points{}, nil, fmt.Errorf("dbscan: %w", err)
+		}
+		files = files[:0]
+		for _, e := range ents {
+			if n := e.Name(); !e.IsDir() && !strings.HasPrefix(n, "_") && !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".parquet") {
+				files = append(files, path.Join(p, n))
+			}
+		}
+		if len(files) == 0 {
+			return Points{}, nil, fmt.Errorf("dbscan: %s holds no Parquet file", uri)
+		}
+	}
+	var all Points
+	var names []string
+	for _, fp := range files {
+		f, err := fsys.Open(fp)
+		if err != nil {
+			return Points{}, nil, fmt.Errorf("dbscan: %w", err)
+		}
+		pts, used, err := ReadParquet(f, fp, columns)
+		f.Close()
+		if err != nil {
+			return Points{}, nil, err
+		}
+		if names == nil {
+			all, names = pts, used
+			continue
+		}
+		if strings.Join(used, "\x00") != strings.Join(names, "\x00") {
+			return Points{}, nil, fmt.Errorf("dbscan: %s has columns %v, the files before it %v", fp, used, names)
+		}
+		all.Data = append(all.Data, pts.Data...)
+	}
+	return all, names, nil
+}
+
+// selectColumns keeps the named columns of pts, in the order given.
+func selectColumns(pts Points, header, columns []string, name string) (Points, []string, error) {
+	idx := make([]int, len(columns))
+	for j, c := range columns {
+		idx[j] = -1
+		for i, h := range header {
+			if h == c {
+				idx[j] = i
+			}
+		}
+		if idx[j] < 0 {
+			return Points{}, nil, fmt.Errorf("dbscan: %s has no column %q (it has %s)", name, c, strings.Join(header, ", "))
+		}
+	}
+	out := NewPoints(len(columns), pts.Len())
+	row := make([]float64, len(columns))
+	for i := range pts.Len() {
+		x := pts.At(i)
+		for j, k := range idx {
+			row[j] = x[k]
+		}
+		out.Data = append(out.Data, row...)
+	}
+	return out, append([]string(nil), columns...), nil
+}
+
+// WriteLabelsCSV writes labels as CSV: the header "label", then one label
+// per line in the order given (Noise is -1).
+func WriteLabelsCSV(w io.Writer, labels []int32) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.WriteString("label\n")
+	var b []byte
+	for _, l := range labels {
+		b = strconv.AppendInt(b[:0], int64(l), 10)
+		b = append(b, '\n')
+		bw.Write(b)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("dbscan: write labels: %w", err)
+	}
+	return nil
+}
+
+// PointKey is the key WritePointRows gives point i: its index, zero-padded
+// to 12 digits, so that the keys' order is the points' order.
+func PointKey(i int) string { return fmt.Sprintf("%012d", i) }
+
+// WritePointRows writes pts as one Parquet file of PointRow rows keyed by
+// PointKey, the partitioned jobs' input (Source.Points).
+func WritePointRows(w io.Writer, pts Points) error {
+	pw := parquetio.NewWriter[PointRow](w)
+	batch := make([]PointRow, 0, 1024)
+	for i := range pts.Len() {
+		batch = append(batch, PointRow{Key: PointKey(i), X: pts.At(i)})
+		if len(batch) == cap(batch) {
+			if err := pw.Write(batch...); err != nil {
+				return fmt.Errorf("dbscan: write points: %w", err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := pw.Write(batch...); err != nil {
+		return fmt.Errorf("dbscan: write points: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("dbscan: write points: %w", err)
+	}
+	return nil
+}
+
+// LabelsOf turns the assignments of points written by WritePointRows
+// (sorted by key, as ReadAssignments returns them) back into labels in
+// point order, checking that every point 0..n-1 is there once.
+func LabelsOf(as []Assignment, n int) ([]int32, error) {
+	if len(as) != n {
+		return nil, fmt.Errorf("dbscan: %d assignments for %d points", len(as), n)
+	}
+	labels := make([]int32, n)
+	for i, a := range as {
+		if a.Key != PointKey(i) {
+			return nil, fmt.Errorf("dbscan: assignment %d is for key %q, want %q", i, a.Key, PointKey(i))
+		}
+		labels[i] = a.Label
+	}
+	return labels, nil
+}
