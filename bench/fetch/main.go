@@ -280,8 +280,8 @@ func printTable(out io.Writer, o options, set urlSet, runs []runResult) {
 		o.latency, o.hazards, o.conns, o.fetchers, o.conns/o.fetchers, runtime.NumCPU())
 	fmt.Fprintf(out, "latency floor (median latencies): the busiest host's URLs one after another %s; all URLs over %d connections %s\n\n",
 		set.serialFloor.Round(time.Millisecond), o.conns, set.spreadFloor.Round(time.Millisecond))
-	fmt.Fprintf(out, "| %-22s | %7s | %9s | %8s | %9s | %9s |\n", "contender", "pages", "wall", "pages/s", "peak RSS", "x raw")
-	fmt.Fprintln(out, "|------------------------|---------|-----------|----------|-----------|-----------|")
+	fmt.Fprintf(out, "| %-29s | %7s | %9s | %8s | %9s | %9s |\n", "contender", "pages", "wall", "pages/s", "peak RSS", "x raw")
+	fmt.Fprintln(out, "|-------------------------------|---------|-----------|----------|-----------|-----------|")
 	row := func(name string, pages int64, wall time.Duration, rss int64, raw float64) {
 		rate := float64(pages) / wall.Seconds()
 		ratio := "1.00"
@@ -290,7 +290,7 @@ func printTable(out io.Writer, o options, set urlSet, runs []runResult) {
 		} else if raw < 0 {
 			ratio = "—"
 		}
-		fmt.Fprintf(out, "| %-22s | %7d | %8.2fs | %8.0f | %5.0f MiB | %9s |\n", name, pages, wall.Seconds(), rate, float64(rss)/(1<<20), ratio)
+		fmt.Fprintf(out, "| %-29s | %7d | %8.2fs | %8.0f | %5.0f MiB | %9s |\n", name, pages, wall.Seconds(), rate, float64(rss)/(1<<20), ratio)
 	}
 	for i, r := range runs {
 		suffix := ""

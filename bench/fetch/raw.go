@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -144,25 +145,14 @@ func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, a
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 
-	// ready holds the hosts that have URLs left and no request in flight:
-	// a worker takes a host, fetches its next URL and gives it back, so a
-	// host has at most one request at a time and hosts take turns.
-	ready := make(chan int, len(queues))
-	for i := range queues {
-		ready <- i
-	}
+	sched := newHostScheduler(queues)
 	var (
-		left      atomic.Int64
 		responses atomic.Int64
 		ok        atomic.Int64
 		failed    atomic.Int64
 		bytes     atomic.Int64
 		errOnce   sync.Once
 	)
-	left.Store(int64(len(queues)))
-	if len(queues) == 0 {
-		close(ready)
-	}
 	get := func(u string) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
@@ -189,18 +179,16 @@ func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, a
 	var wg sync.WaitGroup
 	for range conns {
 		wg.Go(func() {
-			for h := range ready {
-				u := queues[h][0]
-				queues[h] = queues[h][1:]
+			for {
+				h, u, more := sched.take()
+				if !more {
+					return
+				}
 				if err := get(u); err != nil {
 					failed.Add(1)
 					errOnce.Do(func() { res.FirstError = err.Error() })
 				}
-				if len(queues[h]) > 0 {
-					ready <- h
-				} else if left.Add(-1) == 0 {
-					close(ready)
-				}
+				sched.release(h)
 			}
 		})
 	}
@@ -209,6 +197,81 @@ func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, a
 	res.Responses, res.OK, res.Errors, res.Bytes = responses.Load(), ok.Load(), failed.Load(), bytes.Load()
 	res.Lookups, res.Dials = lookups.Load(), dials.Load()
 	return res, nil
+}
+
+// hostScheduler hands out URLs so that a host has at most one request in
+// flight, and, among the hosts that are free, the one with the most URLs
+// left goes first: with one connection per host the busiest hosts set the
+// wall time, so keeping them busy gets closest to the latency floor.
+type hostScheduler struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	queues   [][]string
+	free     hostHeap // hosts with URLs left and no request in flight
+	inFlight int      // hosts with a request in flight
+}
+
+func newHostScheduler(queues [][]string) *hostScheduler {
+	s := &hostScheduler{queues: queues}
+	s.cond = sync.NewCond(&s.mu)
+	s.free = hostHeap{queues: queues}
+	for h := range queues {
+		s.free.hosts = append(s.free.hosts, h)
+	}
+	heap.Init(&s.free)
+	return s
+}
+
+// take waits for a free host and returns it with its next URL; more is
+// false once every URL has been handed out and answered.
+func (s *hostScheduler) take() (host int, u string, more bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.free.Len() == 0 {
+		if s.inFlight == 0 {
+			return 0, "", false
+		}
+		s.cond.Wait()
+	}
+	h := heap.Pop(&s.free).(int)
+	u = s.queues[h][0]
+	s.queues[h] = s.queues[h][1:]
+	s.inFlight++
+	return h, u, true
+}
+
+// release marks host's request done.
+func (s *hostScheduler) release(host int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	if len(s.queues[host]) > 0 {
+		heap.Push(&s.free, host)
+	}
+	// Wake every waiter: a host came free, or the work may be done.
+	s.cond.Broadcast()
+}
+
+// hostHeap is a max-heap of host indexes by URLs left.
+type hostHeap struct {
+	hosts  []int
+	queues [][]string
+}
+
+func (h hostHeap) Len() int { return len(h.hosts) }
+func (h hostHeap) Less(i, j int) bool {
+	return len(h.queues[h.hosts[i]]) > len(h.queues[h.hosts[j]])
+}
+func (h hostHeap) Swap(i, j int) { h.hosts[i], h.hosts[j] = h.hosts[j], h.hosts[i] }
+
+// Push adds a host (heap.Interface).
+func (h *hostHeap) Push(x any) { h.hosts = append(h.hosts, x.(int)) }
+
+// Pop removes the last host (heap.Interface).
+func (h *hostHeap) Pop() any {
+	x := h.hosts[len(h.hosts)-1]
+	h.hosts = h.hosts[:len(h.hosts)-1]
+	return x
 }
 
 // lookupA asks server for host's A record (no cache, as net/http's own
