@@ -4,9 +4,10 @@
 // all of them, and then measures, each in its own process, in one run:
 //
 //   - the raw limit: a bare net/http client (this binary's "raw" mode)
-//     GETting the same URLs with the same number of connections, one per
-//     host at a time, keep-alive on, names resolved through simweb's DNS
-//     server, bodies read and discarded, nothing parsed or written;
+//     GETting the same URLs (the segment's fetch list) with the same number
+//     of connections, one per host at a time and the busiest free host
+//     first, keep-alive on, names resolved through simweb's DNS server,
+//     bodies read and discarded, nothing parsed or written;
 //   - trawl fetch with no politeness delay, then trawl parse;
 //
 // and prints pages per second, wall time and peak RSS of each, with the
@@ -58,6 +59,7 @@ func main() {
 	flag.StringVar(&o.agent, "agent", "trawl-bench", "user agent of both contenders")
 	flag.StringVar(&o.memory, "memory", "256MiB", "engine memory budget passed to trawl")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.StringVar(&o.accessLog, "access-log", "", "write simweb's access log (every request, both contenders) to `FILE` as JSON lines, for diagnosis")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -75,6 +77,7 @@ func main() {
 // options are the harness's flags.
 type options struct {
 	trawl, dir, hazards, agent, memory  string
+	accessLog                           string
 	seed                                uint64
 	hosts, pages, conns, fetchers, runs int
 	latency                             float64
@@ -112,12 +115,21 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 	if err != nil {
 		return fmt.Errorf("generating the synthetic web: %w", err)
 	}
-	srv, err := web.Serve(ctx, simweb.ServeOptions{
+	so := simweb.ServeOptions{
 		DNSAddr:        "127.0.0.1:0",
 		Latency:        o.latency,
 		AccessLogLimit: 1024,
 		Logger:         log.With("component", "simweb"),
-	})
+	}
+	if o.accessLog != "" {
+		f, err := os.Create(o.accessLog)
+		if err != nil {
+			return fmt.Errorf("-access-log: %w", err)
+		}
+		defer f.Close() // after srv.Close, which flushes the log
+		so.AccessLogJSONL = f
+	}
+	srv, err := web.Serve(ctx, so)
 	if err != nil {
 		return fmt.Errorf("serving the synthetic web: %w", err)
 	}

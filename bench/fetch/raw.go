@@ -41,8 +41,10 @@ type rawResult struct {
 
 // rawMain is the raw-limit mode of the harness binary: it GETs every URL of
 // the file urls (one per line) with conns concurrent connections, at most one
-// per host at a time, keep-alive on, bodies read and discarded, names
-// resolved with a plain A query to dnsServer, and prints a rawResult.
+// per host at a time (the free host with the most URLs left first),
+// keep-alive on, redirects not followed, bodies read and discarded, names
+// resolved with a plain A query to dnsServer at each dial, and prints a
+// rawResult.
 func rawMain(args []string) error {
 	if len(args) != 4 {
 		return errors.New("usage: raw URLS-FILE DNS-SERVER CONNECTIONS AGENT")
