@@ -98,7 +98,8 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		pos      int32
 		off, len int
 	}
-	lists := make([][]nbrList, workers)
+	lists := make([][]nbrList, workers)     // non-core points'
+	coreLists := make([][]nbrList, workers) // core points' (some)
 	nbrs := make([][]int32, workers)
 	type nearLeaf struct {
 		d float64
@@ -117,7 +118,11 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 				continue
 			}
 			full, cands := g.of(k)
-			if p.MinPts > 1 {
+			base := 0
+			for _, f := range full {
+				base += t.size(f)
+			}
+			if base < p.MinPts && p.MinPts > 1 {
 				// Nearest candidates first: counting stops sooner.
 				near = near[:0]
 				for _, c := range cands {
@@ -127,10 +132,6 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 				for i, c := range near {
 					cands[i] = c.c
 				}
-			}
-			base := 0
-			for _, f := range full {
-				base += t.size(f)
 			}
 			for pos := nd.start; pos < nd.end; pos++ {
 				if !owned(pos) {
@@ -148,14 +149,38 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 					}
 				}
 				nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, cands, nb, start)
+				nbrs[w] = nb
+				l := nbrList{pos: pos, off: start, len: len(nb) - start}
 				if ok {
+					// Keep the neighbours that made it core (at most
+					// minPts): they link it before pass 2.
 					core[pos] = true
-					nbrs[w] = nb[:start]
+					l.len = min(l.len, p.MinPts)
+					nbrs[w] = nb[:start+l.len]
+					coreLists[w] = append(coreLists[w], l)
 					continue
 				}
-				nbrs[w] = nb
-				lists[w] = append(lists[w], nbrList{pos: pos, off: start, len: len(nb) - start})
+				lists[w] = append(lists[w], l)
 			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// The neighbours that made points core link them now: in a cluster
+	// most pairs of pass 2 are then known to be in one set.
+	lk := &linker{t: t, u: newDSU(n), linked: make([]atomic.Bool, nn), core: core}
+	err = parallel(ctx, workers, workers, 1, func(_, lo, hi int) {
+		for w := lo; w < hi; w++ {
+			for _, l := range coreLists[w] {
+				for _, q := range nbrs[w][l.off : l.off+l.len] {
+					if core[q] && q != l.pos {
+						lk.u.union(l.pos, q)
+					}
+				}
+			}
+			coreLists[w] = nil
 		}
 	})
 	if err != nil {
@@ -195,7 +220,26 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		nd := t.nodes[i]
 		return haloPos[haloPre[nd.start]:haloPre[nd.end]]
 	}
-	lk := &linker{t: t, u: newDSU(n), firstCore: firstCore, linked: make([]atomic.Bool, nn), core: core}
+	lk.firstCore = firstCore
+	// Leaves whose core points are in one set already.
+	err = parallel(ctx, workers, len(leaves), 64, func(_, lo, hi int) {
+		for _, l := range leaves[lo:hi] {
+			fc := firstCore[l]
+			if fc < 0 {
+				continue
+			}
+			r, one := lk.u.find(fc), true
+			for pos := t.nodes[l].start; pos < t.nodes[l].end && one; pos++ {
+				one = !core[pos] || lk.u.find(pos) == r
+			}
+			if one {
+				lk.linked[l].Store(true)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
 
 	// Pass 2. A pair of points in leaves l and c is seen from l through a
 	// full node holding c and from c through a full node holding l (a
@@ -275,9 +319,15 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 					}
 				}
 			}
+			lLinked := len(cores) > 0 && len(lHalos) == 0 && lk.linked[l].Load()
 			for _, c := range cand {
 				cCore, cHalo := firstCore[c] >= 0, len(halosOf(c)) > 0
 				if c < l || !(cCore || (len(cores) > 0 && cHalo)) {
+					continue
+				}
+				// Two leaves whose core points are all in one set: no pair
+				// of them can link anything.
+				if lLinked && cCore && !cHalo && lk.linked[c].Load() && lk.u.find(cores[0]) == lk.u.find(firstCore[c]) {
 					continue
 				}
 				cn := t.nodes[c]
