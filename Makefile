@@ -6,7 +6,8 @@ BIN     ?= bin/trawl
 DEMO    ?= /tmp/trawl-demo
 PKGS    ?= ./...
 
-.PHONY: all build test test-short bench bench-crawldb lint fmt demo interop clean
+
+.PHONY: all build test test-short bench bench-crawldb bench-fetch lint fmt demo interop clean
 
 all: build
 
@@ -30,6 +31,11 @@ bench:
 # Parquet copy limit (see bench/README.md).
 bench-crawldb: build
 	$(GO) run ./bench/crawldb -trawl $(BIN)
+
+# The fetch harness: trawl fetch+parse against a raw net/http client over a
+# 500-host simweb (see bench/README.md).
+bench-fetch: build
+	$(GO) run ./bench/fetch -trawl $(BIN)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
