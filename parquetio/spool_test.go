@@ -133,3 +133,23 @@ func TestSpooledWriterSameBytes(t *testing.T) {
 		t.Errorf("spill files left: %v", ents)
 	}
 }
+
+// BenchmarkWriteSpooled writes 100,000 rows as one row group, most of whose
+// pages go through the spool files.
+func BenchmarkWriteSpooled(b *testing.B) {
+	recs := makeRecs(100000, 8)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := NewWriter[rec](discard{}, SpoolDir(dir))
+		for i := 0; i < len(recs); i += 1000 {
+			if err := w.Write(recs[i : i+1000]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(recs))/b.Elapsed().Seconds(), "rows/s")
+}
