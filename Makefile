@@ -7,7 +7,7 @@ DEMO    ?= /tmp/trawl-demo
 PKGS    ?= ./...
 
 
-.PHONY: all build test test-short bench bench-crawldb bench-fetch lint fmt demo interop clean
+.PHONY: all build test test-short bench bench-crawldb bench-fetch lint fmt crawl demo interop clean
 
 all: build
 
@@ -43,6 +43,23 @@ lint:
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
+
+# Run a real crawl: 3 rounds of inject/generate/fetch/parse/updatedb, against
+# the built-in synthetic web (HTTP + DNS on loopback, a fresh crawl in
+# SIMCRAWL each time) unless SEEDS names a seed file (then the crawl goes to
+# CRAWL and continues there, and AGENT names the crawler, as Nutch's
+# http.agent.name).
+CRAWL   ?= ./crawl
+SIMCRAWL ?= ./crawl-simweb
+ROUNDS  ?= 3
+SEEDS   ?=
+AGENT   ?=
+crawl: build
+	@if [ -n "$(SEEDS)" ]; then \
+		$(BIN) --crawl $(CRAWL) crawl --seeds $(SEEDS) --rounds $(ROUNDS) --agent "$(AGENT)"; \
+	else \
+		rm -rf $(SIMCRAWL) && $(BIN) --crawl $(SIMCRAWL) crawl --simweb --rounds $(ROUNDS); \
+	fi
 
 # Inject a seed list, generate a fetch list and read the CrawlDB back.
 demo: build
