@@ -42,7 +42,7 @@ const (
 	benchMinPts = 12
 )
 
-func benchCluster(b *testing.B, n int) {
+func benchCluster(b *testing.B, n int, eps float64) {
 	pts := webData(n)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -50,7 +50,7 @@ func benchCluster(b *testing.B, n int) {
 	cpu0 := cpuTime()
 	for b.Loop() {
 		var err error
-		res, err = Cluster(context.Background(), pts, Params{Eps: benchEps, MinPts: benchMinPts})
+		res, err = Cluster(context.Background(), pts, Params{Eps: eps, MinPts: benchMinPts})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -80,8 +80,16 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-func BenchmarkCluster100k(b *testing.B) { benchCluster(b, 100_000) }
-func BenchmarkCluster1M(b *testing.B)   { benchCluster(b, 1_000_000) }
+func BenchmarkCluster100k(b *testing.B) { benchCluster(b, 100_000, benchEps) }
+
+// BenchmarkCluster1M uses eps 0.1: the density is ten times higher than
+// at 100k, and eps 0.1 gives neighbourhoods of the size eps 0.25 gives
+// there.
+func BenchmarkCluster1M(b *testing.B) { benchCluster(b, 1_000_000, 0.1) }
+
+// BenchmarkCluster1MKnee uses the eps SuggestEps finds for this data
+// (0.355): dense neighbourhoods, most points core.
+func BenchmarkCluster1MKnee(b *testing.B) { benchCluster(b, 1_000_000, 0.355) }
 
 // TestExploreEps prints cluster statistics over eps for the benchmark data
 // (DBSCAN_EXPLORE=n to run).
@@ -164,14 +172,14 @@ func TestDumpWebData(t *testing.T) {
 	}
 }
 
-// BenchmarkRun100k is partitioned DBSCAN on the local engine: 100,000
-// simweb-like points (already standardized) from Parquet, 4 boxes.
-func BenchmarkRun100k(b *testing.B) {
-	pts := webData(100_000)
+// benchRun is partitioned DBSCAN on the local engine: n simweb-like points
+// (already standardized) from Parquet, in boxes partitions.
+func benchRun(b *testing.B, n, boxes int, eps float64) {
+	pts := webData(n)
 	dir := b.TempDir()
 	rows := make([]PointRow, pts.Len())
 	for i := range rows {
-		rows[i] = PointRow{Key: fmt.Sprintf("%012d", i), X: pts.At(i)}
+		rows[i] = PointRow{Key: PointKey(i), X: pts.At(i)}
 	}
 	writePartsRG(b, filepath.Join(dir, "in"), rows, 4, 0)
 	b.ReportAllocs()
@@ -183,7 +191,7 @@ func BenchmarkRun100k(b *testing.B) {
 		var err error
 		sum, err = Run(context.Background(), env, JobConfig{
 			Source: Source{Points: filepath.Join(dir, "in")}, Work: filepath.Join(dir, fmt.Sprint("work", i)), Output: filepath.Join(dir, fmt.Sprint("out", i)),
-			Eps: benchEps, MinPts: benchMinPts, Partitions: 4,
+			Eps: eps, MinPts: benchMinPts, Partitions: boxes, MinSamples: 5, SampleRate: 0.01,
 		})
 		if err != nil {
 			b.Fatal(err)
@@ -192,4 +200,23 @@ func BenchmarkRun100k(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 	b.ReportMetric(float64(sum.Params.HaloPoints)/float64(pts.Len()), "halo/pt")
 	b.ReportMetric(float64(sum.Params.Clusters), "clusters")
+}
+
+func BenchmarkRun100k(b *testing.B) { benchRun(b, 100_000, 4, benchEps) }
+func BenchmarkRun1M(b *testing.B)   { benchRun(b, 1_000_000, 8, 0.1) }
+
+// BenchmarkSuggestEps1M is the k-distance curve of 20,000 sampled points
+// among 1,000,000 and its knee.
+func BenchmarkSuggestEps1M(b *testing.B) {
+	pts := webData(1_000_000)
+	b.ResetTimer()
+	var eps float64
+	for b.Loop() {
+		var err error
+		eps, err = SuggestEps(pts, benchMinPts)
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(eps, "eps")
 }

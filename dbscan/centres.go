@@ -16,18 +16,23 @@ import (
 // points), in the space they were clustered in (standardized, if the run
 // standardized).
 type Centre struct {
-	Label int32     `parquet:"label"`
-	Size  int64     `parquet:"size"`
-	Core  int64     `parquet:"core"`
-	X     []float64 `parquet:"x,list"`
+	// Label is the cluster.
+	Label int32 `parquet:"label"`
+	// Size counts its members, Core its core points.
+	Size int64 `parquet:"size"`
+	Core int64 `parquet:"core"`
+	// X is the centre.
+	X []float64 `parquet:"x,list"`
 }
 
 // Sample is one of the members nearest a cluster's centre.
 type Sample struct {
+	// Label is the cluster.
 	Label int32 `parquet:"label"`
 	// Rank is 0 for the member nearest the centre, then 1, ...
-	Rank int32  `parquet:"rank"`
-	Key  string `parquet:"key"`
+	Rank int32 `parquet:"rank"`
+	// Key is the member's key (a URL for a CrawlDB source).
+	Key string `parquet:"key"`
 	// Distance is the Euclidean distance to the centre.
 	Distance float64 `parquet:"distance"`
 }

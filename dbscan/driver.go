@@ -81,8 +81,10 @@ type JobConfig struct {
 	// samples/ (Sample) and params/ (one Parameters row). A failed run
 	// leaves no Output.
 	Output string
-	// Eps and MinPts are DBSCAN's parameters (see Params).
-	Eps    float64
+	// Eps is DBSCAN's radius (see Params).
+	Eps float64
+	// MinPts is DBSCAN's core threshold, the point itself included (see
+	// Params).
 	MinPts int
 	// Standardize z-scores the points (moments computed by the stats job)
 	// before clustering; otherwise they are used as given.
@@ -104,6 +106,7 @@ type JobConfig struct {
 	// max(K, ceil(R * size)) members nearest its centre (all members if
 	// fewer).
 	MinSamples int
+	// SampleRate is R (0 <= R <= 1); see MinSamples.
 	SampleRate float64
 	// KeepWork keeps the work directory.
 	KeepWork bool
@@ -112,31 +115,38 @@ type JobConfig struct {
 // Parameters is the params/ row of a result: what was run and what came
 // out.
 type Parameters struct {
-	Eps          float64 `parquet:"eps"`
-	MinPts       int32   `parquet:"min_pts"`
-	Standardized bool    `parquet:"standardized"`
-	// Source is "points" or "crawldb"; Input its path; MaxChanges the
-	// young-page threshold of a CrawlDB source.
-	Source     string `parquet:"source"`
-	Input      string `parquet:"input"`
-	MaxChanges int32  `parquet:"max_changes"`
+	// Eps and MinPts are DBSCAN's parameters.
+	Eps    float64 `parquet:"eps"`
+	MinPts int32   `parquet:"min_pts"`
+	// Standardized says whether the points were z-scored (Mean, Std).
+	Standardized bool `parquet:"standardized"`
+	// Source is "points" or "crawldb".
+	Source string `parquet:"source"`
+	// Input is the source's path.
+	Input string `parquet:"input"`
+	// MaxChanges is a CrawlDB source's young-page threshold (negative: none).
+	MaxChanges int32 `parquet:"max_changes"`
 	// Features names the dimensions (FeatureNames for a CrawlDB source,
 	// empty for points).
 	Features []string `parquet:"features,list"`
-	// Mean and Std are the standardization (empty when not standardized).
+	// Mean is the standardization's mean (empty when not standardized).
 	Mean []float64 `parquet:"mean,list"`
-	Std  []float64 `parquet:"std,list"`
+	// Std is the standardization's divisor (empty when not standardized).
+	Std []float64 `parquet:"std,list"`
 	// Boxes is the number of partitions the run used.
-	Boxes      int32   `parquet:"boxes"`
+	Boxes int32 `parquet:"boxes"`
+	// MinSamples (K) and SampleRate (R) chose the samples.
 	MinSamples int32   `parquet:"min_samples"`
 	SampleRate float64 `parquet:"sample_rate"`
-	// The counts of the result. HaloPoints counts the copies of points
-	// sent to neighbouring boxes.
-	Points     int64 `parquet:"points"`
-	Clusters   int32 `parquet:"clusters"`
-	Core       int64 `parquet:"core"`
-	Border     int64 `parquet:"border"`
-	Noise      int64 `parquet:"noise"`
+	// Points counts the points clustered.
+	Points int64 `parquet:"points"`
+	// Clusters counts the clusters.
+	Clusters int32 `parquet:"clusters"`
+	// Core, Border and Noise count the points of each kind.
+	Core   int64 `parquet:"core"`
+	Border int64 `parquet:"border"`
+	Noise  int64 `parquet:"noise"`
+	// HaloPoints counts the copies of points sent to neighbouring boxes.
 	HaloPoints int64 `parquet:"halo_points"`
 }
 

@@ -18,17 +18,22 @@ import (
 // assigns border points (byte order of keys, as Go compares strings), and
 // its coordinates. Keys must be unique.
 type PointRow struct {
-	Key string    `parquet:"key"`
-	X   []float64 `parquet:"x,list"`
+	// Key identifies the point and orders it.
+	Key string `parquet:"key"`
+	// X holds the coordinates.
+	X []float64 `parquet:"x,list"`
 }
 
 // Assignment is a point's result: its cluster (Noise for none) and
 // whether it is a core point. A point with a cluster that is not core is
 // a border point.
 type Assignment struct {
-	Key   string `parquet:"key"`
-	Label int32  `parquet:"label"`
-	Core  bool   `parquet:"core"`
+	// Key is the point's key (a URL for a CrawlDB source).
+	Key string `parquet:"key"`
+	// Label is the point's cluster, or Noise (-1).
+	Label int32 `parquet:"label"`
+	// Core says whether the point is a core point.
+	Core bool `parquet:"core"`
 }
 
 // ownedRow is a box's result for one of its own points.

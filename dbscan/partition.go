@@ -25,11 +25,14 @@ type Partitioning struct {
 // PartNode is a cut (Box < 0: Left and Right are node indices) or a box
 // (Box >= 0).
 type PartNode struct {
-	Box   int     `json:"box"`
+	// Box is the box's number, or -1 for a cut.
+	Box int `json:"box"`
+	// Dim and Value are a cut's dimension and value.
 	Dim   int     `json:"dim,omitempty"`
 	Value float64 `json:"value,omitempty"`
-	Left  int     `json:"left,omitempty"`
-	Right int     `json:"right,omitempty"`
+	// Left and Right are a cut's sides (node indices).
+	Left  int `json:"left,omitempty"`
+	Right int `json:"right,omitempty"`
 }
 
 // SinglePartitioning is one box holding everything.

@@ -9,7 +9,9 @@ import (
 // Data[i*Dim : (i+1)*Dim]. A point's index is its identity for the
 // deterministic rules of Cluster (cluster numbering, border assignment).
 type Points struct {
-	Dim  int
+	// Dim is the number of coordinates of a point.
+	Dim int
+	// Data holds the coordinates, point after point.
 	Data []float64
 }
 

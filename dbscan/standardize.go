@@ -15,11 +15,15 @@ import (
 // value is an empty accumulator of any dimension. It is a plain value with
 // exported fields so that it can be a shuffle value and a Parquet row.
 type Moments struct {
-	N    int64     `parquet:"n"`
+	// N is the number of points.
+	N int64 `parquet:"n"`
+	// Mean is each dimension's mean.
 	Mean []float64 `parquet:"mean,list"`
-	M2   []float64 `parquet:"m2,list"`
-	Min  []float64 `parquet:"min,list"`
-	Max  []float64 `parquet:"max,list"`
+	// M2 is each dimension's sum of squared deviations from the mean.
+	M2 []float64 `parquet:"m2,list"`
+	// Min and Max are each dimension's extremes.
+	Min []float64 `parquet:"min,list"`
+	Max []float64 `parquet:"max,list"`
 }
 
 // Dim is the accumulator's dimension (0 while empty).
@@ -95,8 +99,10 @@ func (m *Moments) Scaler() Scaler {
 // A dimension whose Std is 0 (constant) or not finite is only centred
 // (scikit-learn's StandardScaler does the same).
 type Scaler struct {
+	// Mean is subtracted from each dimension.
 	Mean []float64 `parquet:"mean,list"`
-	Std  []float64 `parquet:"std,list"`
+	// Std divides each dimension (never 0).
+	Std []float64 `parquet:"std,list"`
 }
 
 // NewScaler returns the scaler of the given means and standard deviations,
