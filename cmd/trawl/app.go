@@ -98,12 +98,17 @@ Settings come, lowest to highest precedence, from their defaults, trawl.yaml
 variables and flags; ` + "`trawl config`" + ` shows every setting and where its value
 came from. Global options may also be given after the command name.
 
-Exit status: 0 success, 1 nothing to do (generate: nothing due), 2 usage
-error, 3 failure, 4 the CrawlDB is locked by another job, 130 interrupted.
+Exit status: 0 success, 1 nothing to do (generate: nothing due; fetch,
+parse: no segment needs it), 2 usage error, 3 failure, 4 the CrawlDB (or,
+for crawl, the crawl directory) is locked by another job, 130 interrupted.
 
 Examples:
+   trawl crawl --simweb                        # crawl a synthetic web: the demo
+   trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
    trawl --crawl ./crawl inject seeds.txt
    trawl --crawl ./crawl generate --topN 1000 --max-per-host 50
+   trawl --crawl ./crawl fetch --agent mybot
+   trawl --crawl ./crawl parse
    trawl --crawl ./crawl updatedb ./crawl/segments/20261121103000
    trawl --crawl ./crawl readdb stats
    trawl config`
@@ -132,7 +137,10 @@ func newApp(sio *stdio) *cli.App {
 		Commands: []*cli.Command{
 			injectCommand(sio),
 			generateCommand(sio),
+			fetchCommand(sio),
+			parseCommand(sio),
 			updatedbCommand(sio),
+			crawlCommand(sio),
 			readdbCommand(sio),
 			readsegCommand(sio),
 			simwebCommand(sio),

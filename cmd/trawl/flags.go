@@ -58,6 +58,8 @@ func flagMappings() []flagMapping {
 		{flag: "scope", setting: config.URLFilterScope},
 		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
 		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
+		{flag: "parse-truncated", setting: config.ParserSkipTruncated, constant: "false",
+			usage: "parse pages cut at the content limit too (their text and links are partial)"},
 	}
 }
 
@@ -70,7 +72,7 @@ func fetchFlags() []cli.Flag {
 
 // parseFlags are the setting flags of the parse job.
 func parseFlags() []cli.Flag {
-	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links")
+	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "parse-truncated")
 }
 
 // settingFlags makes the flags called names (see settingFlag).

@@ -1,12 +1,15 @@
 // Command trawl is the command-line interface of the trawl crawler: one
-// sub-command per crawl job (inject, generate, updatedb), readers of the
-// CrawlDB and of segments (readdb, readseg), `config` to show the effective
-// settings, and the hidden `task` entry that Hadoop Streaming runs.
+// sub-command per crawl job (inject, generate, fetch, parse, updatedb),
+// `crawl` to run whole rounds of them (and `crawl --simweb`, the demo),
+// readers of the CrawlDB and of segments (readdb, readseg), `simweb` to
+// serve the synthetic test web, `config` to show the effective settings,
+// and the hidden `task` entry that Hadoop Streaming runs.
 //
 // Logs go to stderr through log/slog; data (dumps, the generated segment's
-// path) goes to stdout. Exit status: 0 success, 1 nothing to do (generate
-// found nothing due), 2 usage error, 3 failure, 4 the CrawlDB is locked,
-// 130 interrupted.
+// path, crawl's round summaries) goes to stdout. Exit status: 0 success, 1
+// nothing to do (generate found nothing due; fetch or parse found no
+// segment needing it), 2 usage error, 3 failure, 4 the CrawlDB or crawl
+// directory is locked, 130 interrupted.
 package main
 
 import (

@@ -249,7 +249,8 @@ func (s *session) simwebServe(c *cli.Context) error {
 	if srv.DNSAddr() != "" && !c.Bool("ip-per-host") {
 		crawlCmd += " --dns-server " + srv.DNSAddr()
 	}
-	fmt.Fprintf(out, "crawl:  %s --rounds 3\n", crawlCmd)
+	fmt.Fprintf(out, "crawl:  %s --rounds 3 --days-per-round 1 --now %s --clock-url http://%s/_simweb/clock\n",
+		crawlCmd, srv.Now().Format(time.RFC3339), srv.HTTPAddr())
 	fmt.Fprintln(out, "serving until interrupted (Ctrl-C)")
 	if f, ok := out.(interface{ Sync() error }); ok {
 		_ = f.Sync()

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/simweb"
+	"github.com/trawl/trawl/storage"
+)
+
+// Demo settings of `trawl crawl --simweb`, used where the setting was left
+// at its default.
+const (
+	// demoAgent is the user agent of the demo crawl.
+	demoAgent = "trawl-demo"
+	// demoServerDelay is the politeness delay of the demo crawl: small, so
+	// that three rounds over the default 100 hosts take about a minute,
+	// and still large enough to see politeness at work.
+	demoServerDelay = 100 * time.Millisecond
+	// demoTimeLimit bounds each round's fetch in the demo: the biggest
+	// hosts (and the hosts asking for a Crawl-delay) would otherwise make
+	// later rounds take minutes; what is left is fetched in later rounds.
+	demoTimeLimit = 15 * time.Second
+	// demoDaysPerRound is the simulated time between the demo's rounds.
+	demoDaysPerRound = 1.0
+	// demoRounds is the default number of rounds.
+	demoRounds = 3
+)
+
+func crawlCommand(sio *stdio) *cli.Command {
+	flags := []cli.Flag{
+		&cli.StringSliceFlag{Name: "seeds", Usage: "inject the seed `FILE`s first (repeatable; a directory means every file in it)"},
+		&cli.IntFlag{Name: "rounds", Value: demoRounds, Usage: "rounds to run (`N`), a resumed round included; -1: until nothing is due"},
+		&cli.Float64Flag{Name: "days-per-round", Usage: "simulated days between rounds (`D`); 0 with no --now: the wall clock (--simweb: 1)"},
+		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
+		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
+		forceFlag(),
+		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
+		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
+		&cli.IntFlag{Name: "pages", Value: simweb.DefaultPages, Usage: "simweb: content pages (`N`)", Category: "Synthetic web (--simweb):"},
+		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "simweb: hostile features (`LIST`, see trawl simweb serve --help)", Category: "Synthetic web (--simweb):"},
+		&cli.Float64Flag{Name: "latency", Value: 1, Usage: "simweb: scale of the hosts' latency (`F`)", Category: "Synthetic web (--simweb):"},
+		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
+	}
+	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "num-fetchers", "schedule",
+		"no-additions", "purge-gone", "overwrite", "update")...)
+	flags = append(flags, fetchFlags()...)
+	flags = append(flags, parseFlags()...)
+	return &cli.Command{
+		Name:  "crawl",
+		Usage: "run a whole crawl: inject, then rounds of generate, fetch, parse, updatedb",
+		Description: `Injects --seeds (if given), then runs --rounds rounds, each generate → fetch →
+parse → updatedb on a new segment, and prints a summary of every round. With
+--rounds -1 it runs until generate finds nothing due. It takes the flags of
+the jobs it runs (--topN, --agent, --server-delay, --allow-private,
+--dns-server, ...; see each job's --help).
+
+Safe to run from cron: it holds the crawl lock (crawl/.locked), and exits with
+status 4 if another crawl holds it (--force breaks the lock of a crawl that
+died). It first finishes a round that a crash, a kill or a stop left half-done,
+or removes the segment when that round cannot be resumed. Creating crawl/.STOP
+makes it stop before its next stage (it removes the file and exits 0); the
+next crawl resumes there. Any failure exits non-zero with the reason.
+
+Simulated time: with --days-per-round D (or --now), round k runs at the
+crawl's simulated time plus k*D days: generate, fetch and updatedb all take
+that time as "now", so a multi-month crawl runs in minutes against a
+synthetic web. The clock is kept in crawl/crawl_state.json and continues
+where the last crawl left it unless --now is given.
+
+--simweb crawls the synthetic web (see trawl simweb --help), served in this
+process on loopback with its own DNS server: it allows private addresses,
+uses the simweb DNS server, injects the web's home pages when no --seeds are
+given, moves the web's clock with the rounds (one simulated day per round by
+default, from 2026-01-01), and where not set otherwise uses the agent
+"trawl-demo", a 100ms server delay and a 15s fetch time limit per round (so
+the demo's three rounds take about a minute; what a round leaves is fetched
+by the next).
+
+Examples:
+   trawl crawl --simweb                                   # the demo: 3 rounds of a 100-host web
+   trawl crawl --simweb --hosts 500 --pages 50000 --rounds 10 --topN 20000
+   trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
+   trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
+   0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --force --agent mybot >> crawl.log 2>&1
+   touch ./crawl/.STOP                                    # stop a running crawl between stages`,
+		Flags: flags,
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("crawl takes no arguments, got %q (seed files go with --seeds)", c.Args().First())
+			}
+			return s.crawlCmd(c)
+		}),
+	}
+}
+
+// settingSet reports whether a setting was given by a file, the
+// environment or a flag.
+func (s *session) settingSet(name string) bool {
+	v, _ := s.cfg.Get(name)
+	return v.Source.Kind != config.FromDefault
+}
+
+func (s *session) crawlCmd(c *cli.Context) error {
+	rounds := c.Int("rounds")
+	if rounds == 0 || rounds < -1 {
+		return usageErrorf("crawl: --rounds must be positive or -1 (until nothing is due), not %d", rounds)
+	}
+	days := c.Float64("days-per-round")
+	if days < 0 || math.IsNaN(days) || math.IsInf(days, 0) {
+		return usageErrorf("crawl: --days-per-round must be >= 0, not %g", days)
+	}
+	demo := c.Bool("simweb")
+	if demo && !c.IsSet("days-per-round") {
+		days = demoDaysPerRound
+	}
+	if !demo {
+		for _, f := range []string{"seed", "hosts", "pages", "hazards", "latency", "access-log"} {
+			if c.IsSet(f) {
+				return usageErrorf("crawl: --%s needs --simweb", f)
+			}
+		}
+	}
+	o := jobs.CrawlOptions{
+		Seeds:         c.StringSlice("seeds"),
+		Rounds:        rounds,
+		RoundInterval: time.Duration(days * 24 * float64(time.Hour)),
+	}
+	if c.String("now") != "" {
+		t, err := nowFlag(c)
+		if err != nil {
+			return err
+		}
+		o.Now = t
+	}
+	var err error
+	if o.Inject, err = s.injectOptions(); err != nil {
+		return err
+	}
+	if o.Generate, err = s.generateOptions(); err != nil {
+		return err
+	}
+	if o.Update, err = s.updateOptions(); err != nil {
+		return err
+	}
+	if o.Parse, err = s.parseOptions(); err != nil {
+		return err
+	}
+	defaultAgent := ""
+	if demo {
+		defaultAgent = demoAgent
+	}
+	if o.Fetch, err = s.fetchOptions(defaultAgent); err != nil {
+		return err
+	}
+	if len(o.Seeds) == 0 && !demo {
+		s.log.Info("no --seeds: crawling the URLs already in the CrawlDB", "crawldb", jobs.CrawlDBDir(s.crawl()))
+	}
+	env, err := s.jobsEnv(c)
+	if err != nil {
+		return err
+	}
+	// The round summaries replace the engine's progress bars and counter
+	// tables (a dozen jobs' worth per round), unless debugging.
+	if !s.log.Enabled(c.Context, slog.LevelDebug) {
+		r := *env.Runner
+		r.Progress = nil
+		env.Runner = &r
+	}
+
+	if u := c.String("clock-url"); u != "" {
+		if demo {
+			return usageErrorf("crawl: --clock-url is for a synthetic web served elsewhere; --simweb sets its own clock")
+		}
+		if o.RoundInterval == 0 && o.Now.IsZero() {
+			return usageErrorf("crawl: --clock-url needs simulated time: give --days-per-round or --now")
+		}
+		o.SetClock = postClock(u)
+	}
+	var srv *simweb.Server
+	if demo {
+		var cleanup func()
+		srv, cleanup, err = s.startSimweb(c, &o)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+
+	out := s.io.stdout
+	o.OnRound = func(r jobs.RoundResult) {
+		fmt.Fprint(out, r.Summary())
+	}
+	res, err := jobs.Crawl(c.Context, env, o)
+	if res != nil {
+		for _, d := range res.Discarded {
+			fmt.Fprintf(out, "discarded half-done segment %s (it could not be resumed)\n", d)
+		}
+		s.printCrawlTotals(res, srv)
+	}
+	if err != nil {
+		var le *crawldb.LockedError
+		if errors.As(err, &le) {
+			return withCode(exitLocked, err)
+		}
+		return jobError(err)
+	}
+	switch {
+	case res.Stopped:
+		fmt.Fprintf(s.io.stderr, "trawl: crawl stopped at %s (removed); run the crawl again to continue\n", jobs.StopFile)
+	case res.Exhausted:
+		fmt.Fprintln(s.io.stderr, "trawl: nothing more is due: the crawl is done for now")
+	}
+	return nil
+}
+
+// printCrawlTotals prints the totals of a crawl and where its CrawlDB is.
+func (s *session) printCrawlTotals(res *jobs.CrawlResult, srv *simweb.Server) {
+	out := s.io.stdout
+	var fetched, failed, added int64
+	for _, r := range res.Rounds {
+		if r.Fetch != nil {
+			fetched += r.Fetch.Fetched
+			failed += r.Fetch.Failed
+		}
+		if r.Update != nil {
+			added += r.Update.Added
+		}
+	}
+	fmt.Fprintf(out, "crawl: %d rounds in %s: %d pages fetched, %d failed, %d new URLs\n",
+		len(res.Rounds), res.Duration.Round(time.Millisecond), fetched, failed, added)
+	if srv != nil {
+		fmt.Fprintf(out, "simweb: %d requests served; simulated time now %s\n", srv.AccessLog().Len(), srv.Now().Format(time.RFC3339))
+	}
+	crawl := s.crawl()
+	fmt.Fprintf(out, "CrawlDB: %s\n", jobs.CrawlDBDir(crawl))
+	fmt.Fprintf(out, "next:    trawl --crawl %s readdb stats\n", crawl)
+}
+
+// startSimweb generates and serves the synthetic web in process and sets
+// the crawl's options for it. cleanup stops the server and removes the
+// seed file.
+func (s *session) startSimweb(c *cli.Context, o *jobs.CrawlOptions) (*simweb.Server, func(), error) {
+	cfg := simweb.DefaultConfig()
+	cfg.Seed, cfg.Hosts, cfg.Pages = c.Uint64("seed"), c.Int("hosts"), c.Int("pages")
+	h, err := simweb.ParseHazards(c.String("hazards"))
+	if err != nil {
+		return nil, nil, usageErrorf("--hazards: %w", err)
+	}
+	cfg.Hazards = h
+	if cfg.Hosts < 1 || cfg.Hosts > simweb.MaxHosts {
+		return nil, nil, usageErrorf("--hosts must be between 1 and %d, not %d", simweb.MaxHosts, cfg.Hosts)
+	}
+	if cfg.Pages < cfg.Hosts || cfg.Pages > simweb.MaxPages {
+		return nil, nil, usageErrorf("--pages must be between --hosts (%d) and %d, not %d", cfg.Hosts, simweb.MaxPages, cfg.Pages)
+	}
+	if c.Float64("latency") < 0 {
+		return nil, nil, usageErrorf("--latency must be >= 0")
+	}
+	w, err := simweb.New(cfg)
+	if err != nil {
+		return nil, nil, withCode(exitFailure, err)
+	}
+	opts := simweb.ServeOptions{HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Latency: c.Float64("latency"),
+		Logger: s.log.With("component", "simweb")}
+	var closers []func()
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if p := c.String("access-log"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, nil, withCode(exitFailure, fmt.Errorf("--access-log: %w", err))
+		}
+		closers = append(closers, func() { f.Close() })
+		opts.AccessLogJSONL = f
+	}
+	// URLs name the server's port: serve on the port an earlier --simweb
+	// crawl of this directory used, if free, so its URLs stay valid.
+	rec := simwebRecord{Seed: cfg.Seed, Hosts: cfg.Hosts, Pages: cfg.Pages, Hazards: cfg.Hazards.String()}
+	prev, err := s.readSimwebRecord()
+	if err != nil {
+		return nil, nil, withCode(exitFailure, err)
+	}
+	if prev.HTTP != "" {
+		if prev.Seed != rec.Seed || prev.Hosts != rec.Hosts || prev.Pages != rec.Pages || prev.Hazards != rec.Hazards {
+			s.log.Warn("this crawl directory crawled a different synthetic web before", "file", s.crawlPath(simwebRecordFile),
+				"was", fmt.Sprintf("seed %d, %d hosts, %d pages, hazards %s", prev.Seed, prev.Hosts, prev.Pages, prev.Hazards))
+		}
+		opts.HTTPAddr = prev.HTTP
+	}
+	// The server outlives the command's context: it must keep serving
+	// while an interrupted job cleans up.
+	srv, err := w.Serve(context.WithoutCancel(c.Context), opts)
+	if err != nil && prev.HTTP != "" {
+		s.log.Warn("the synthetic web's earlier port is taken: URLs of the earlier crawl will fail", "addr", prev.HTTP, "err", err)
+		opts.HTTPAddr = "127.0.0.1:0"
+		srv, err = w.Serve(context.WithoutCancel(c.Context), opts)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, withCode(exitFailure, err)
+	}
+	closers = append(closers, func() { srv.Close() })
+	rec.HTTP = srv.HTTPAddr()
+	if err := s.writeSimwebRecord(rec); err != nil {
+		cleanup()
+		return nil, nil, withCode(exitFailure, err)
+	}
+
+	if len(o.Seeds) == 0 {
+		f, err := os.CreateTemp("", "trawl-simweb-seeds-*.txt")
+		if err != nil {
+			cleanup()
+			return nil, nil, withCode(exitFailure, fmt.Errorf("seed file: %w", err))
+		}
+		closers = append(closers, func() { os.Remove(f.Name()) })
+		_, err = f.WriteString(strings.Join(srv.Seeds(), "\n") + "\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return nil, nil, withCode(exitFailure, fmt.Errorf("seed file: %w", err))
+		}
+		o.Seeds = []string{f.Name()}
+	}
+	o.Fetch.AllowPrivate = true
+	o.Fetch.DNSServers = []string{srv.DNSAddr()}
+	if !s.settingSet(config.FetcherServerDelay) {
+		o.Fetch.ServerDelay = demoServerDelay
+	}
+	if !s.settingSet(config.FetcherTimeLimit) {
+		o.Fetch.TimeLimit = demoTimeLimit
+	}
+	if o.Now.IsZero() {
+		o.Start = cfg.Epoch
+	}
+	o.SetClock = func(_ context.Context, t time.Time) error { return srv.SetClock(t, 0) }
+	s.log.Info("synthetic web served in process", "hosts", cfg.Hosts, "urls", w.NumPages(), "http", srv.HTTPAddr(),
+		"dns", srv.DNSAddr(), "hazards", cfg.Hazards.String(), "agent", o.Fetch.Agent, "server_delay", o.Fetch.ServerDelay,
+		"time_limit", o.Fetch.TimeLimit)
+	fmt.Fprintf(s.io.stdout, "simweb: %d hosts, %d URLs on http://%s (DNS %s); %d seeds; %g simulated days per round\n",
+		cfg.Hosts, w.NumPages(), srv.HTTPAddr(), srv.DNSAddr(), len(srv.Seeds()), o.RoundInterval.Hours()/24)
+	return srv, cleanup, nil
+}
+
+// simwebRecordFile, in the crawl directory, records the synthetic web an
+// earlier `crawl --simweb` served, so that the next one serves it on the
+// same port.
+const simwebRecordFile = "simweb.json"
+
+// simwebRecord is the content of simwebRecordFile.
+type simwebRecord struct {
+	HTTP    string `json:"http"`
+	Seed    uint64 `json:"seed"`
+	Hosts   int    `json:"hosts"`
+	Pages   int    `json:"pages"`
+	Hazards string `json:"hazards"`
+}
+
+func (s *session) readSimwebRecord() (simwebRecord, error) {
+	var rec simwebRecord
+	uri := s.crawlPath(simwebRecordFile)
+	fsys, p, err := s.resolve(uri)
+	if err != nil {
+		return rec, err
+	}
+	data, err := storage.ReadFile(fsys, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return rec, fmt.Errorf("read %s: %w", uri, err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		s.log.Warn("ignoring an unreadable record of the synthetic web", "file", uri, "err", err)
+		return simwebRecord{}, nil
+	}
+	return rec, nil
+}
+
+func (s *session) writeSimwebRecord(rec simwebRecord) error {
+	uri := s.crawlPath(simwebRecordFile)
+	fsys, p, err := s.resolve(uri)
+	if err != nil {
+		return err
+	}
+	if err := fsys.MkdirAll(path.Dir(p)); err != nil {
+		return fmt.Errorf("create %s: %w", s.crawl(), err)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := storage.WriteFileAtomic(fsys, p, append(data, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", uri, err)
+	}
+	return nil
+}
+
+// postClock returns a SetClock that POSTs the time to a simweb control
+// endpoint (url?t=RFC3339).
+func postClock(u string) func(context.Context, time.Time) error {
+	return func(ctx context.Context, t time.Time) error {
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u+sep+"t="+url.QueryEscape(t.UTC().Format(time.RFC3339Nano)), nil)
+		if err != nil {
+			return fmt.Errorf("--clock-url: %w", err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("--clock-url: %w", err)
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("--clock-url %s: %s: %s", u, resp.Status, strings.TrimSpace(string(body)))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/urlutil"
+)
+
+func fetchCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "fetch",
+		Usage:     "fetch a segment's fetch list over HTTP",
+		ArgsUsage: "[SEGMENT]",
+		Description: `Fetches the URLs of a segment's crawl_generate, one task per fetch-list part,
+and writes crawl_fetch (the outcome per URL) and content (bodies and headers).
+Without SEGMENT it fetches the newest segment that has a fetch list but was not
+fetched yet. A SEGMENT is a path or URI, or a name under the crawl's segments/.
+
+Politeness: one connection per host at a time, --server-delay between two
+requests to a host (robots.txt Crawl-delay wins, up to --max-crawl-delay;
+a host asking more is skipped for the round), robots.txt obeyed. A user agent
+is required (--agent, $TRAWL_AGENT or fetcher.agent): it names your crawler to
+the sites it visits. Addresses in private, loopback and link-local ranges are
+refused unless --allow-private. --time-limit ends the fetch early; the URLs
+not fetched stay due for the next round.
+
+--now sets the fetch time base for simulated crawls (recorded fetch times are
+--now plus the time the fetch has run).
+
+Examples:
+   trawl --crawl ./crawl fetch --agent mybot
+   TRAWL_AGENT=mybot trawl fetch 20261121103000
+   trawl fetch --agent mybot --server-delay 1s --time-limit 1h --max-connections 200
+   trawl fetch --agent mybot --allow-private --dns-server 127.0.0.1:5353   # a simweb server`,
+		Flags: append(fetchFlags(),
+			nowFlagDef("fetch times are based on"),
+		),
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usageErrorf("fetch: give at most one segment, got %d", c.NArg())
+			}
+			o, err := s.fetchOptions("")
+			if err != nil {
+				return err
+			}
+			if c.String("now") != "" {
+				if o.Now, err = nowFlag(c); err != nil {
+					return err
+				}
+			}
+			seg, err := s.stageSegment(c, "fetch", needsFetch)
+			if err != nil {
+				return err
+			}
+			o.Segment = seg
+			env, err := s.jobsEnv(c)
+			if err != nil {
+				return err
+			}
+			res, err := jobs.Fetch(c.Context, env, o)
+			if err != nil {
+				return jobError(err)
+			}
+			s.log.Info("fetch done", "segment", seg, "fetched", res.Fetched, "failed", res.Failed,
+				"redirects", res.Redirects, "not_modified", res.NotModified, "unfetched", res.Unfetched,
+				"pages_per_s", fmt.Sprintf("%.1f", res.PagesPerSecond), "duration", res.Duration.Round(time.Millisecond))
+			return nil
+		}),
+	}
+}
+
+func parseCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "parse",
+		Usage:     "parse a fetched segment's content into outlinks, text and signatures",
+		ArgsUsage: "[SEGMENT]",
+		Description: `Parses the HTML (and plain text) of a segment's content and writes parse_data
+(title, outlinks with anchors, features, signatures, meta robots), parse_text
+(the visible text) and crawl_parse (the CrawlDB updates: each page's signature
+and features, and one link per outlink carrying its OPIC score share). Outlinks
+are normalized and filtered (urlfilter.* settings, --scope), at most
+--max-outlinks per page. A page that fails to parse is recorded as a failure;
+it never stops the job. Without SEGMENT it parses the newest segment that was
+fetched but not parsed.
+
+Examples:
+   trawl --crawl ./crawl parse
+   trawl parse 20261121103000 --max-outlinks 200 --signature text-profile
+   trawl parse --scope host --ignore-external-links`,
+		Flags: parseFlags(),
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			if c.NArg() > 1 {
+				return usageErrorf("parse: give at most one segment, got %d", c.NArg())
+			}
+			o, err := s.parseOptions()
+			if err != nil {
+				return err
+			}
+			seg, err := s.stageSegment(c, "parse", needsParse)
+			if err != nil {
+				return err
+			}
+			o.Segment = seg
+			env, err := s.jobsEnv(c)
+			if err != nil {
+				return err
+			}
+			res, err := jobs.Parse(c.Context, env, o)
+			if err != nil {
+				return jobError(err)
+			}
+			s.log.Info("parse done", "segment", seg, "parsed", res.Parsed, "failed", res.Failed,
+				"outlinks", res.Outlinks, "duration", res.Duration.Round(time.Millisecond))
+			return nil
+		}),
+	}
+}
+
+// agentMissing explains the missing user agent.
+const agentMissing = "no user agent: give --agent NAME, set $" + config.EnvAgent +
+	" or fetcher.agent in trawl.yaml (as Nutch's http.agent.name, it names your crawler to the sites it visits)"
+
+// fetchOptions returns the fetch job's options from the settings (without
+// Segment and Now); defaultAgent, if not empty, is the agent when none is
+// configured.
+func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
+	cfg := s.cfg
+	o := jobs.FetchOptions{
+		Agent:                cfg.String(config.FetcherAgent),
+		ServerDelay:          cfg.Duration(config.FetcherServerDelay),
+		MaxCrawlDelay:        cfg.Duration(config.FetcherMaxCrawlDelay),
+		MaxConnections:       cfg.Int(config.FetcherMaxConnections),
+		ConnectTimeout:       cfg.Duration(config.FetcherConnectTimeout),
+		ReadTimeout:          cfg.Duration(config.FetcherReadTimeout),
+		ContentLimit:         cfg.Size(config.FetcherContentLimit),
+		FollowRedirects:      cfg.Int(config.FetcherFollowRedirects),
+		TimeLimit:            cfg.Duration(config.FetcherTimeLimit),
+		AllowPrivate:         cfg.Bool(config.FetcherAllowPrivate),
+		DNSServers:           cfg.List(config.FetcherDNSServers),
+		MaxExceptionsPerHost: cfg.Int(config.FetcherMaxExceptionsPerHost),
+	}
+	if o.Agent == "" {
+		o.Agent = defaultAgent
+	}
+	if o.Agent == "" {
+		return o, usageErrorf("fetch: %s", agentMissing)
+	}
+	switch {
+	case o.ServerDelay < 0:
+		return o, usageErrorf("%s must be >= 0", config.FetcherServerDelay)
+	case o.ServerDelay == 0:
+		o.ServerDelay = -1 // the job's "none"; its 0 means the default
+	}
+	switch {
+	case o.MaxCrawlDelay == 0:
+		return o, usageErrorf("%s must be positive, or negative for no cap", config.FetcherMaxCrawlDelay)
+	case o.MaxConnections < 1:
+		return o, usageErrorf("%s must be >= 1, not %d", config.FetcherMaxConnections, o.MaxConnections)
+	case o.ConnectTimeout <= 0:
+		return o, usageErrorf("%s must be > 0", config.FetcherConnectTimeout)
+	case o.ReadTimeout <= 0:
+		return o, usageErrorf("%s must be > 0", config.FetcherReadTimeout)
+	case o.ContentLimit < 1:
+		return o, usageErrorf("%s must be at least 1 byte", config.FetcherContentLimit)
+	case o.FollowRedirects < 0:
+		return o, usageErrorf("%s must be >= 0, not %d", config.FetcherFollowRedirects, o.FollowRedirects)
+	case o.TimeLimit < 0:
+		return o, usageErrorf("%s must be >= 0", config.FetcherTimeLimit)
+	case o.MaxExceptionsPerHost == 0 || o.MaxExceptionsPerHost < -1:
+		return o, usageErrorf("%s must be positive or -1 (never leave a host), not %d", config.FetcherMaxExceptionsPerHost, o.MaxExceptionsPerHost)
+	}
+	for _, d := range o.DNSServers {
+		if strings.ContainsAny(d, " /") {
+			return o, usageErrorf("%s: %q is not host:port or host", config.FetcherDNSServers, d)
+		}
+	}
+	o.ProgressInterval = cfg.Duration(config.EngineProgressInterval)
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval = -1
+	}
+	return o, nil
+}
+
+// parseOptions returns the parse job's options from the settings (without
+// Segment).
+func (s *session) parseOptions() (jobs.ParseOptions, error) {
+	cfg := s.cfg
+	filters, err := s.filters()
+	if err != nil {
+		return jobs.ParseOptions{}, err
+	}
+	scope, err := urlutil.ParseScope(cfg.String(config.URLFilterScope))
+	if err != nil {
+		return jobs.ParseOptions{}, usageErrorf("%s: %w", config.URLFilterScope, err)
+	}
+	o := jobs.ParseOptions{
+		MaxOutlinks:         cfg.Int(config.ParserMaxOutlinks),
+		Filters:             filters,
+		Scope:               scope,
+		Signature:           cfg.String(config.ParserSignature),
+		IgnoreInternalLinks: cfg.Bool(config.ParserIgnoreInternalLinks),
+		IgnoreExternalLinks: cfg.Bool(config.ParserIgnoreExternalLinks),
+		ParseTruncated:      !cfg.Bool(config.ParserSkipTruncated),
+	}
+	if o.MaxOutlinks < -1 || o.MaxOutlinks == 0 {
+		return o, usageErrorf("%s must be at least 1, or -1 (no limit), not %d", config.ParserMaxOutlinks, o.MaxOutlinks)
+	}
+	return o, nil
+}
+
+// segmentNeed tells whether a segment (a path in fsys) needs a stage.
+type segmentNeed func(fsys storage.FS, seg string) (bool, error)
+
+func published(fsys storage.FS, seg, dir string) (bool, error) {
+	return storage.Exists(fsys, path.Join(seg, dir, "_SUCCESS"))
+}
+
+// needsFetch: a published fetch list, no published crawl_fetch, not merged.
+func needsFetch(fsys storage.FS, seg string) (bool, error) {
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{{segment.DirGenerate, true}, {segment.DirFetch, false}, {jobs.UpdatedMarker, false}} {
+		var ok bool
+		var err error
+		if c.dir == jobs.UpdatedMarker {
+			ok, err = storage.Exists(fsys, path.Join(seg, c.dir))
+		} else {
+			ok, err = published(fsys, seg, c.dir)
+		}
+		if err != nil {
+			return false, err
+		}
+		if ok != c.want {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// needsParse: published crawl_fetch and content, no published crawl_parse,
+// not merged.
+func needsParse(fsys storage.FS, seg string) (bool, error) {
+	for _, d := range []string{segment.DirFetch, segment.DirContent} {
+		ok, err := published(fsys, seg, d)
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	ok, err := published(fsys, seg, segment.DirCrawlParse)
+	if err != nil || ok {
+		return false, err
+	}
+	merged, err := storage.Exists(fsys, path.Join(seg, jobs.UpdatedMarker))
+	return !merged, err
+}
+
+// stageSegment returns the segment a stage command runs on: its argument,
+// or the newest segment under the crawl's segments/ that needs the stage.
+func (s *session) stageSegment(c *cli.Context, stage string, need segmentNeed) (string, error) {
+	if c.NArg() == 1 {
+		u, err := s.segmentURI(c.Args().First())
+		if err != nil {
+			return "", withCode(exitUsage, fmt.Errorf("%s: %w", stage, err))
+		}
+		return u, nil
+	}
+	segs := jobs.SegmentsDir(s.crawl())
+	fsys, p, err := s.resolve(segs)
+	if err != nil {
+		return "", err
+	}
+	infos, err := fsys.ReadDir(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", withCode(exitFailure, fmt.Errorf("%s: list %s: %w", stage, segs, err))
+	}
+	var names []string
+	for _, fi := range infos {
+		if fi.IsDir() && isSegmentName(fi.Name()) {
+			names = append(names, fi.Name())
+		}
+	}
+	sort.Sort(sort.Reverse(sort.StringSlice(names)))
+	for _, n := range names {
+		ok, err := need(fsys, path.Join(p, n))
+		if err != nil {
+			return "", withCode(exitFailure, fmt.Errorf("%s: segment %s: %w", stage, n, err))
+		}
+		if ok {
+			return storage.Join(segs, n), nil
+		}
+	}
+	return "", withCode(exitNothingToDo, fmt.Errorf("%s: no segment under %s needs %s (give SEGMENT to name one)", stage, segs, stage))
+}
+
+// isSegmentName reports whether name is a segment's name (yyyyMMddHHmmss).
+func isSegmentName(name string) bool {
+	_, err := time.Parse("20060102150405", name)
+	return err == nil && len(name) == 14
+}
