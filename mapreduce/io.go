@@ -66,8 +66,9 @@ type inputImpl[V any] struct {
 	path       string
 	opts       inputOpts
 	recordType reflect.Type
-	// groups reads a file's footer: the compressed size of each row group.
-	groups func(f storage.File, name string) ([]int64, error)
+	// groups reads a file's footer: the compressed size and the rows of
+	// each row group.
+	groups func(f storage.File, name string) (sizes, rows []int64, err error)
 	// run maps the rows of row groups [start, end) of a file (end < 0:
 	// to the last). check is called after each record; its error stops
 	// the map.
@@ -86,18 +87,19 @@ func From[R, V any](path string, m MapFunc[R, V], opts ...InputOption) Input[V] 
 		path:       path,
 		opts:       o,
 		recordType: reflect.TypeFor[R](),
-		groups: func(f storage.File, name string) ([]int64, error) {
+		groups: func(f storage.File, name string) ([]int64, []int64, error) {
 			r, err := parquetio.Open[R](f, name)
 			if err != nil {
 				f.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			defer r.Close()
 			sizes := make([]int64, r.NumRowGroups())
+			rows := make([]int64, len(sizes))
 			for i := range sizes {
-				sizes[i] = r.RowGroupBytes(i)
+				sizes[i], rows[i] = r.RowGroupBytes(i), r.RowGroupRows(i)
 			}
-			return sizes, nil
+			return sizes, rows, nil
 		},
 		run: func(t *Task, f storage.File, name string, start, end int, emit Emit[V], check func() error, records *int64) error {
 			r, err := parquetio.Open[R](f, name)

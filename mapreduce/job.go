@@ -118,6 +118,7 @@ type Task struct {
 	Log *slog.Logger
 
 	counters *Counters
+	progress *taskProgress // nil: not reported
 }
 
 // Count adds n to the job-defined counter name in the job's counter group.

@@ -52,6 +52,10 @@ type LocalRunner struct {
 	Progress io.Writer
 	// ProgressInterval is the period of progress log lines; zero means 10s.
 	ProgressInterval time.Duration
+
+	// progressBar draws the progress bar on Progress even if it is not a
+	// terminal (tests).
+	progressBar bool
 }
 
 // DefaultMemoryBudget is LocalRunner's default MemoryBudget.
@@ -185,7 +189,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prog := newProgress(r.Progress, r.ProgressInterval, log)
+	prog := newProgress(r.Progress, r.ProgressInterval, log, name, r.progressBar)
 	defer prog.stop()
 
 	tr := &taskRunner{ctx: ctx, cancel: cancel, job: name, log: log, attempts: attempts, par: par, counters: counters}
@@ -197,10 +201,21 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 	for range par {
 		bufs <- newSortBuffer(budget / int64(par))
 	}
-	prog.phase("map", len(splits))
+	var mapTotal int64
+	for _, sp := range splits {
+		mapTotal += sp.Rows
+	}
+	prog.phase("map", len(splits), mapTotal)
 	err = tr.run(len(splits), "m", func(t *Task, c *Counters, i int) error {
 		sp := splits[i]
 		var records int64
+		t.progress = prog.task()
+		ok := false
+		defer func() {
+			if !ok {
+				t.progress.abort()
+			}
+		}()
 		st := &mapStats[i]
 		st.ID, st.Attempts = t.ID, t.Attempt+1
 		began := time.Now()
@@ -235,7 +250,8 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 			c.Add(engineGroup, "map_input_records", records)
 			c.Add(engineGroup, "output_records", rows)
 			c.Add(engineGroup, "output_bytes", n)
-			prog.add(records)
+			t.progress.finish(records)
+			ok = true
 			return nil
 		}
 		buf := <-bufs
@@ -253,7 +269,8 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 		c.Add(engineGroup, "map_input_records", records)
 		mapRuns[i] = sh.runs
 		st.InputRecords, st.OutputRecords, st.Spills = records, sh.outRecords, int64(len(sh.runs))
-		prog.add(records)
+		t.progress.finish(records)
+		ok = true
 		return nil
 	})
 	close(bufs)
@@ -275,7 +292,11 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 		bufSize = min(max(bufSize, 4<<10), 256<<10)
 		nred := ej.reduces()
 		redStats := make([]TaskStat, nred)
-		prog.phase("reduce", nred)
+		var redTotal int64
+		for _, r := range runs {
+			redTotal += r.records
+		}
+		prog.phase("reduce", nred, redTotal)
 		err = tr.run(nred, "r", func(t *Task, c *Counters, p int) error {
 			st := &redStats[p]
 			st.ID, st.Attempts = t.ID, t.Attempt+1
@@ -286,7 +307,14 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 				return err
 			}
 			defer m.close()
-			g := &grouper{src: m}
+			tp := prog.task()
+			ok := false
+			defer func() {
+				if !ok {
+					tp.abort()
+				}
+			}()
+			g := &grouper{src: &countingSource{src: m, tp: tp}}
 			outs := ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
 				return stages[out].create(ta, partName('r', part))
 			}, tmp)
@@ -311,7 +339,8 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 			c.Add(engineGroup, "output_records", rows)
 			c.Add(engineGroup, "output_bytes", n)
 			st.InputRecords, st.OutputRecords, st.Duration = g.records, rows, time.Since(began)
-			prog.add(g.records)
+			tp.finish(g.records)
+			ok = true
 			return nil
 		})
 		if err != nil {

@@ -33,6 +33,7 @@ type split struct {
 	Start int
 	End   int
 	Bytes int64
+	Rows  int64 // from the footer; the records the map task will read
 
 	fs   storage.FS
 	path string
@@ -183,23 +184,28 @@ func (p *plan[V, O]) listSplits(ctx context.Context, res Resolver) ([]split, err
 			return nil, err
 		}
 		for _, f := range files {
-			if in.opts.wholeFiles {
-				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: 0, End: -1, fs: f.fs, path: f.path})
-				continue
-			}
 			file, err := f.fs.Open(f.path)
 			if err != nil {
 				return nil, fmt.Errorf("input %s: %w", f.uri, err)
 			}
-			sizes, err := in.groups(file, f.uri)
+			sizes, rows, err := in.groups(file, f.uri)
 			if err != nil {
 				return nil, err
 			}
+			if in.opts.wholeFiles {
+				var b, n int64
+				for g := range sizes {
+					b, n = b+sizes[g], n+rows[g]
+				}
+				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: 0, End: -1, Bytes: b, Rows: n, fs: f.fs, path: f.path})
+				continue
+			}
 			for s := 0; s < len(sizes); {
 				e := s
-				var b int64
+				var b, n int64
 				for e < len(sizes) {
 					b += sizes[e]
+					n += rows[e]
 					e++
 					if in.opts.splitGroups > 0 && e-s >= in.opts.splitGroups {
 						break
@@ -208,7 +214,7 @@ func (p *plan[V, O]) listSplits(ctx context.Context, res Resolver) ([]split, err
 						break
 					}
 				}
-				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: s, End: e, Bytes: b, fs: f.fs, path: f.path})
+				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: s, End: e, Bytes: b, Rows: n, fs: f.fs, path: f.path})
 				s = e
 			}
 		}
@@ -248,7 +254,11 @@ func (p *plan[V, O]) runMap(t *Task, sp split, sh *mapShuffle, outs taskOutputs,
 			emitErr = sh.add(part, key, valBuf)
 		}
 	}
-	return in.run(t, f, sp.URI, sp.Start, sp.End, emit, func() error { return emitErr }, records)
+	check := func() error {
+		t.progress.update(*records)
+		return emitErr
+	}
+	return in.run(t, f, sp.URI, sp.Start, sp.End, emit, check, records)
 }
 
 func (p *plan[V, O]) values(vals iter.Seq[[]byte], errp *error) iter.Seq[V] {
