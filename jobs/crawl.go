@@ -201,10 +201,7 @@ func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err 
 		log.Info("crawl stopped at the stop file", "file", storage.Join(cp.crawl, StopFile))
 		return c.res, nil
 	}
-	if err != nil {
-		return c.res, err
-	}
-	return c.res, nil
+	return c.res, err
 }
 
 // crawler is one Crawl run.

@@ -51,7 +51,7 @@ func crawlCommand(sio *stdio) *cli.Command {
 		&cli.Float64Flag{Name: "days-per-round", Usage: "simulated days between rounds (`D`); 0 with no --now: the wall clock (--simweb: 1)"},
 		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
 		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
-		forceFlag(),
+		&cli.BoolFlag{Name: "force", Usage: "break the crawl lock of a crawl that died, and stale CrawlDB locks (holder dead, or older than lock.maxAge)"},
 		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
