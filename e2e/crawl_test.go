@@ -56,10 +56,6 @@ func TestCrawlMatchesTruth(t *testing.T) {
 // TestAdaptiveScheduleMatchesTruth is TestCrawlMatchesTruth's first part
 // with the adaptive schedule, trawl's default.
 func TestAdaptiveScheduleMatchesTruth(t *testing.T) {
-	t.Skip("known issue, reported: updatedb takes Last-Modified as the modified time, and with the adaptive " +
-		"schedule's sync delta a first fetch of a page last changed more than 90 days ago gets an interval " +
-		"above db.fetch.interval.max (forced refetch: db_unfetched, signature cleared), and more than " +
-		"3.3 years ago a next fetch time before the fetch (refetched every round)")
 	w := newWorld(t, simweb.Config{Seed: 5, Hosts: 100, Pages: 1200, Hazards: simweb.HazardTraps})
 	checkCrawl(t, w, "adaptive")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
-	"net/http"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -302,9 +301,12 @@ func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *seg
 
 // fetchDatum is Nutch's crawl_fetch datum: the fetch list's copy of the
 // CrawlDB row (or the row itself, if the fetch does not carry the copy)
-// with the fetch's status, time and response fields. Its
-// modification time is the response's Last-Modified when it parses (and is
-// not after the fetch), else the fetch list's.
+// with the fetch's status, time and response fields. Its modification time
+// is the fetch list's, as in Nutch: the response's Last-Modified header is
+// kept (for conditional requests) but is not the time the schedule sees, so
+// an old Last-Modified does not make AdaptiveFetchSchedule's sync_delta push
+// a first fetch's interval past db.fetch.interval.max (which would force a
+// refetch of every old page).
 func fetchDatum(url string, f *segment.Fetch, old *crawldb.Datum) crawldb.Datum {
 	d := f.Datum
 	if d.URL == "" {
@@ -323,11 +325,6 @@ func fetchDatum(url string, f *segment.Fetch, old *crawldb.Datum) crawldb.Datum 
 	d.Status = f.Status
 	d.PrevFetchTime = f.FetchTime
 	d.FetchTime = f.FetchTime
-	if f.LastModified != "" {
-		if t, err := http.ParseTime(f.LastModified); err == nil && !t.After(f.FetchTime) {
-			d.ModifiedTime = t.UTC()
-		}
-	}
 	if f.HTTPStatus != 0 {
 		d.HTTPStatus = f.HTTPStatus
 	}
