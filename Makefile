@@ -56,7 +56,7 @@ SEEDS   ?=
 AGENT   ?=
 crawl: build
 	@if [ -n "$(SEEDS)" ]; then \
-		$(BIN) --crawl $(CRAWL) crawl --seeds $(SEEDS) --rounds $(ROUNDS) --agent "$(AGENT)"; \
+		$(BIN) --crawl $(CRAWL) crawl --seeds $(SEEDS) --rounds $(ROUNDS) $(if $(AGENT),--agent "$(AGENT)"); \
 	else \
 		rm -rf $(SIMCRAWL) && $(BIN) --crawl $(SIMCRAWL) crawl --simweb --rounds $(ROUNDS); \
 	fi
