@@ -26,10 +26,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/trawl/trawl/bench/internal/proc"
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/storage"
@@ -155,61 +154,17 @@ func numCPU() int {
 }
 
 // measure runs a command, waits for it and returns its wall time and peak
-// RSS. The peak is the largest VmHWM read from /proc while it runs (sampled
-// every 10 ms), and at least the kernel's ru_maxrss.
+// RSS (proc.Run). generate's exit status 1 (nothing due) is not an error.
 func measure(name string, records int, bin string, args ...string) (measurement, error) {
 	cmd := exec.CommandContext(context.Background(), bin, args...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = os.Stderr
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return measurement{}, fmt.Errorf("%s: %w", name, err)
-	}
-	var hwm atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if v := vmHWM(cmd.Process.Pid); v > hwm.Load() {
-				hwm.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(done)
-	wall := time.Since(start)
+	u, err := proc.Run(cmd)
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && name == "generate" && exit.ExitCode() == 1) {
 		return measurement{}, fmt.Errorf("%s: %w", name, err)
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	rss := hwm.Load()
-	if ru != nil && hwm.Load() == 0 {
-		rss = ru.Maxrss * 1024 // Linux reports KiB
-	}
-	return measurement{name: name, records: records, wall: wall, maxRSS: rss}, nil
-}
-
-// vmHWM returns a process's peak resident set size in bytes from
-// /proc/PID/status, or 0 if it cannot be read (the process has exited).
-func vmHWM(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	return measurement{name: name, records: records, wall: u.Wall, maxRSS: u.PeakRSS}, nil
 }
 
 // copyLimit reads every row of every part in src and writes it to a part of
