@@ -57,7 +57,7 @@ func Open(fsys storage.FS, crawldbDir string) (*Reader, error) {
 	r := &Reader{fsys: fsys, dir: dir}
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".parquet") {
+		if !parquetio.IsPart(e) {
 			continue
 		}
 		r.parts = append(r.parts, path.Join(dir, name))

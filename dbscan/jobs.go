@@ -604,8 +604,8 @@ func readRows[T any](res mapreduce.Resolver, uri string) ([]T, error) {
 		}
 		files = files[:0]
 		for _, e := range ents {
-			if n := e.Name(); !e.IsDir() && !strings.HasPrefix(n, "_") && !strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".parquet") {
-				files = append(files, path.Join(p, n))
+			if parquetio.IsPart(e) {
+				files = append(files, path.Join(p, e.Name()))
 			}
 		}
 	}

@@ -105,7 +105,7 @@ func copyDir(b *testing.B, from, to string) {
 func BenchmarkCopyLimit(b *testing.B) {
 	env, saved := benchCrawl(b)
 	fsys := storage.NewLocal()
-	files, err := partFiles(fsys, saved)
+	files, err := parquetio.PartFiles(fsys, saved)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -623,7 +623,7 @@ func countRows(fsys storage.FS, dir string) (int64, error) {
 	var n int64
 	for _, fi := range infos {
 		name := fi.Name()
-		if fi.IsDir() || !strings.HasSuffix(name, ".parquet") || strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
+		if !parquetio.IsPart(fi) {
 			continue
 		}
 		p := path.Join(dir, name)

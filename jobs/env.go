@@ -16,6 +16,7 @@ import (
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/storage"
 	"github.com/trawl/trawl/urlutil"
 )
@@ -164,7 +165,7 @@ func countParts(fsys storage.FS, dir string) (int, error) {
 	}
 	n := 0
 	for _, fi := range infos {
-		if !fi.IsDir() && strings.HasSuffix(fi.Name(), ".parquet") && !strings.HasPrefix(fi.Name(), "_") && !strings.HasPrefix(fi.Name(), ".") {
+		if parquetio.IsPart(fi) {
 			n++
 		}
 	}

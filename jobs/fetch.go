@@ -270,7 +270,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 // fetchListParts reads the footer and first URL of each part of a fetch
 // list: the map tasks learn from it how many rows their part has.
 func fetchListParts(fsys storage.FS, dir, uri string) (map[string]int64, int64, error) {
-	files, err := partFiles(fsys, dir)
+	files, err := parquetio.PartFiles(fsys, dir)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list %s: %w", uri, err)
 	}

@@ -92,7 +92,7 @@ func (fw *fetchWeb) fetchOpts(seg string) FetchOptions {
 func readFetch(t testing.TB, seg string) (map[string]segment.Fetch, int) {
 	t.Helper()
 	dir := filepath.Join(seg, segment.DirFetch)
-	files, err := partFiles(storage.NewLocal(), dir)
+	files, err := parquetio.PartFiles(storage.NewLocal(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

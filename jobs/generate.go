@@ -734,25 +734,9 @@ func (h urlHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *urlHeap) Push(x any)        { *h = append(*h, x.(string)) }
 func (h *urlHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
 
-// partFiles lists the Parquet part files of a job output directory.
-func partFiles(fsys storage.FS, dir string) ([]string, error) {
-	infos, err := fsys.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, fi := range infos {
-		n := fi.Name()
-		if !fi.IsDir() && strings.HasSuffix(n, ".parquet") && !strings.HasPrefix(n, "_") && !strings.HasPrefix(n, ".") {
-			out = append(out, path.Join(dir, n))
-		}
-	}
-	return out, nil
-}
-
 // readRows calls f for every row of the part files of dir.
 func readRows[T any](fsys storage.FS, dir string, f func(T)) error {
-	files, err := partFiles(fsys, dir)
+	files, err := parquetio.PartFiles(fsys, dir)
 	if err != nil {
 		return err
 	}

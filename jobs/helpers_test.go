@@ -52,7 +52,7 @@ func writeFile(t testing.TB, p, content string) {
 func readParts[T any](t testing.TB, dir string) []T {
 	t.Helper()
 	fsys := storage.NewLocal()
-	files, err := partFiles(fsys, dir)
+	files, err := parquetio.PartFiles(fsys, dir)
 	if err != nil {
 		t.Fatalf("list %s: %v", dir, err)
 	}
@@ -120,7 +120,7 @@ func writeSegmentStage[T any](t testing.TB, segDir, stage string, rows []T) {
 func fetchList(t testing.TB, seg string) map[string][]segment.Generate {
 	t.Helper()
 	dir := filepath.Join(seg, segment.DirGenerate)
-	files, err := partFiles(storage.NewLocal(), dir)
+	files, err := parquetio.PartFiles(storage.NewLocal(), dir)
 	if err != nil {
 		t.Fatalf("list %s: %v", dir, err)
 	}

@@ -315,7 +315,7 @@ func TestParseRound(t *testing.T) {
 // mustParts lists a directory's part files.
 func mustParts(t *testing.T, dir string) []string {
 	t.Helper()
-	ps, err := partFiles(storage.NewLocal(), dir)
+	ps, err := parquetio.PartFiles(storage.NewLocal(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -280,7 +280,7 @@ func listInput(ctx context.Context, res Resolver, uri string, o inputOpts) ([]in
 	var out []inputFile
 	for _, e := range ents {
 		n := e.Name()
-		if e.IsDir() || strings.HasPrefix(n, "_") || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".parquet") {
+		if !parquetio.IsPart(e) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

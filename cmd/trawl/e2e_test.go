@@ -25,7 +25,7 @@ import (
 func readGenerate(t *testing.T, seg string) []segment.Generate {
 	t.Helper()
 	fsys := storage.NewLocal()
-	parts, err := partFiles(fsys, filepath.Join(seg, segment.DirGenerate))
+	parts, err := parquetio.PartFiles(fsys, filepath.Join(seg, segment.DirGenerate))
 	if err != nil {
 		t.Fatal(err)
 	}

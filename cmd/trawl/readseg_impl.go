@@ -73,28 +73,10 @@ func segmentStages() []stage {
 	}
 }
 
-// partFiles lists the Parquet part files of a job output directory, sorted
-// by name, skipping names that start with _ or . (markers, temporaries).
-func partFiles(fsys storage.FS, dir string) ([]string, error) {
-	infos, err := fsys.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, fi := range infos {
-		n := fi.Name()
-		if fi.IsDir() || strings.HasPrefix(n, "_") || strings.HasPrefix(n, ".") || !strings.HasSuffix(n, ".parquet") {
-			continue
-		}
-		out = append(out, dir+"/"+n)
-	}
-	return out, nil
-}
-
 // eachPart opens every part file of dir in turn and calls f until it
 // returns false or an error.
 func eachPart[T any](fsys storage.FS, dir string, f func(r *parquetio.Reader[T]) (bool, error)) error {
-	parts, err := partFiles(fsys, dir)
+	parts, err := parquetio.PartFiles(fsys, dir)
 	if err != nil {
 		return err
 	}
