@@ -7,7 +7,7 @@ DEMO    ?= /tmp/trawl-demo
 PKGS    ?= ./...
 
 
-.PHONY: all build test test-short bench bench-crawldb bench-fetch lint fmt crawl demo interop clean
+.PHONY: all build test test-short bench bench-crawldb bench-fetch bench-dbscan lint fmt crawl demo interop clean
 
 all: build
 
@@ -36,6 +36,12 @@ bench-crawldb: build
 # 500-host simweb (see bench/README.md).
 bench-fetch: build
 	$(GO) run ./bench/fetch -trawl $(BIN)
+
+# The DBSCAN harness: trawl dbscan against scikit-learn's DBSCAN (Debian's
+# python3-sklearn under /usr/bin/python3) on 1,000,000 simweb feature rows
+# (see bench/README.md).
+bench-dbscan: build
+	$(GO) run ./bench/dbscan -trawl $(BIN)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi

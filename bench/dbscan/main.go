@@ -16,7 +16,7 @@
 // scikit-learn's core points and whether every label is identical. It
 // prints a markdown table.
 //
-//	go run ./bench/dbscan -trawl bin/trawl                  # 1,000,000 points, eps 0.1 and the knee
+//	go run ./bench/dbscan -trawl bin/trawl                  # 1,000,000 points, eps 0.1, 0.2 and the knee
 //	go run ./bench/dbscan -trawl bin/trawl -n 100000 -eps 0.25,0.5
 package main
 
@@ -71,7 +71,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 1_000_000, "points (simweb content pages answering 200)")
 	flag.IntVar(&o.hosts, "hosts", 5000, "simweb regular hosts")
 	flag.Uint64Var(&o.seed, "seed", 1, "simweb seed")
-	flag.StringVar(&o.eps, "eps", "0.1,knee", "comma-separated eps values; knee is dbscan.SuggestEps' k-distance knee for the data")
+	flag.StringVar(&o.eps, "eps", "0.1,0.2,knee", "comma-separated eps values; knee is dbscan.SuggestEps' k-distance knee for the data")
 	flag.IntVar(&o.minPts, "min-pts", 12, "minPts (scikit-learn's min_samples; the point itself counts)")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with scikit-learn (Debian's python3-sklearn)")
 	flag.IntVar(&o.jobs, "sklearn-jobs", -1, "scikit-learn's n_jobs (-1: every CPU)")
@@ -136,6 +136,7 @@ type row struct {
 type sklearnMeta struct {
 	Version   string  `json:"sklearn"`
 	Algorithm string  `json:"algorithm"`
+	Index     string  `json:"index"`
 	Points    int     `json:"points"`
 	LoadS     float64 `json:"load_s"`
 	LoadCPUS  float64 `json:"load_cpu_s"`
@@ -385,7 +386,7 @@ func printTable(w io.Writer, o options, meta genMeta, contender string, rows []r
 	skv := ""
 	for _, r := range rows {
 		if r.skMeta.Version != "" {
-			skv = fmt.Sprintf("scikit-learn %s (algorithm %s, n_jobs %d)", r.skMeta.Version, r.skMeta.Algorithm, o.jobs)
+			skv = fmt.Sprintf("scikit-learn %s (algorithm %s: %s, n_jobs %d)", r.skMeta.Version, r.skMeta.Algorithm, r.skMeta.Index, o.jobs)
 		}
 	}
 	fmt.Fprintf(w, "\n%d standardized 6-d simweb feature rows (seed %d, %d hosts; SuggestEps knee %.3f), minPts %d, %d CPUs; trawl: %s; %s\n\n",
