@@ -64,6 +64,11 @@ type Datum struct {
 	Features Features `parquet:"features"`
 	// ClusterID is the DBSCAN cluster the page was last assigned to, or -1.
 	ClusterID int32 `parquet:"cluster_id"`
+	// ClusterSample says the page is one of its cluster's samples (the
+	// pages nearest the cluster's centre, revisited by the adaptive method
+	// to learn the cluster's change period). It is false when ClusterID
+	// is -1.
+	ClusterSample bool `parquet:"cluster_sample"`
 	// Source says which schedule set FetchInterval.
 	Source Source `parquet:"schedule_source,dict"`
 	// Metadata holds free-form key/value pairs (Nutch's metadata).

@@ -195,7 +195,7 @@ var csvHeader = []string{
 	"fetch_interval", "fixed_interval", "retries", "score", "signature", "http_status", "content_type",
 	"etag", "last_modified", "fetch_count", "change_count", "history",
 	"features.words", "features.outlinks", "features.inlinks", "features.images", "features.depth", "features.bytes",
-	"cluster_id", "schedule_source", "metadata",
+	"cluster_id", "cluster_sample", "schedule_source", "metadata",
 }
 
 // CSVHeader returns the header row of the CSV dump.
@@ -241,7 +241,7 @@ func (c *csvWriter) Write(d *Datum) error {
 	r[15], r[16], r[17], r[18], r[19] = d.ETag, d.LastModified, itoa(int64(d.FetchCount)), itoa(int64(d.ChangeCount)), string(c.scratch)
 	f := d.Features
 	r[20], r[21], r[22], r[23], r[24], r[25] = itoa(int64(f.Words)), itoa(int64(f.Outlinks)), itoa(int64(f.Inlinks)), itoa(int64(f.Images)), itoa(int64(f.Depth)), itoa(f.Bytes)
-	r[26], r[27], r[28] = itoa(int64(d.ClusterID)), string(d.Source), md
+	r[26], r[27], r[28], r[29] = itoa(int64(d.ClusterID)), strconv.FormatBool(d.ClusterSample), string(d.Source), md
 	if err := c.w.Write(r); err != nil {
 		return fmt.Errorf("crawldb: csv dump: %w", err)
 	}
@@ -285,6 +285,7 @@ type jsonDatum struct {
 	History       []jsonObservation `json:"history"`
 	Features      jsonFeatures      `json:"features"`
 	ClusterID     int32             `json:"cluster_id"`
+	ClusterSample bool              `json:"cluster_sample"`
 	Source        string            `json:"schedule_source"`
 	Metadata      map[string]string `json:"metadata"`
 }
@@ -335,7 +336,7 @@ func MarshalDatumJSON(d *Datum) ([]byte, error) {
 		Score: jsonFloat(d.Score), HTTPStatus: d.HTTPStatus, ContentType: d.ContentType,
 		ETag: d.ETag, LastModified: d.LastModified, FetchCount: d.FetchCount, ChangeCount: d.ChangeCount,
 		History: make([]jsonObservation, len(d.History)), Features: jsonFeatures(d.Features), ClusterID: d.ClusterID,
-		Source: string(d.Source), Metadata: d.Metadata,
+		ClusterSample: d.ClusterSample, Source: string(d.Source), Metadata: d.Metadata,
 	}
 	if len(d.Signature) > 0 {
 		s := hex.EncodeToString(d.Signature)

@@ -74,16 +74,20 @@ type Schedule interface {
 }
 
 // ScheduleNames lists the names NewSchedule accepts.
-func ScheduleNames() []string { return []string{"default", "adaptive"} }
+func ScheduleNames() []string { return []string{"default", "adaptive", "dynamic"} }
 
-// NewSchedule returns the schedule called name ("default" or "adaptive")
-// with configuration cfg.
+// NewSchedule returns the schedule called name ("default", "adaptive" or
+// "dynamic") with configuration cfg. A "dynamic" schedule made here has no
+// cluster periods (NewDynamicSchedule takes them), so its young pages fall
+// back to the adaptive method.
 func NewSchedule(name string, cfg ScheduleConfig) (Schedule, error) {
 	switch name {
 	case "default":
 		return NewDefaultSchedule(cfg)
 	case "adaptive":
 		return NewAdaptiveSchedule(cfg)
+	case "dynamic":
+		return NewDynamicSchedule(cfg, nil)
 	}
 	return nil, fmt.Errorf("crawldb: unknown fetch schedule %q (known: %v)", name, ScheduleNames())
 }
@@ -98,8 +102,12 @@ type ScheduleConfig struct {
 	// now+MaxInterval is made due at once by ShouldFetch, and gone pages
 	// are retried within it (db.fetch.interval.max, 90 days).
 	MaxInterval time.Duration
-	// Adaptive configures AdaptiveSchedule.
+	// Adaptive configures AdaptiveSchedule, and the adaptive method of
+	// DynamicSchedule (whose intervals come from Dynamic.Kinds instead).
 	Adaptive AdaptiveConfig
+	// Dynamic configures DynamicSchedule; the zero value means
+	// DefaultDynamicConfig().
+	Dynamic DynamicConfig
 }
 
 // AdaptiveConfig configures AdaptiveSchedule (Nutch's
@@ -124,7 +132,8 @@ type AdaptiveConfig struct {
 	SyncDeltaRate float64
 }
 
-// DefaultScheduleConfig returns Nutch's defaults (nutch-default.xml).
+// DefaultScheduleConfig returns Nutch's defaults (nutch-default.xml), and
+// DefaultDynamicConfig() for the dynamic schedule.
 func DefaultScheduleConfig() ScheduleConfig {
 	return ScheduleConfig{
 		DefaultInterval: 30 * 24 * time.Hour,
@@ -137,6 +146,7 @@ func DefaultScheduleConfig() ScheduleConfig {
 			SyncDelta:     true,
 			SyncDeltaRate: 0.3,
 		},
+		Dynamic: DefaultDynamicConfig(),
 	}
 }
 

@@ -81,6 +81,7 @@ func SampleDatums(n int, seed uint64) []crawldb.Datum {
 				Inlinks: int32(rng.IntN(300)), Images: int32(rng.IntN(40)), Depth: int32(rng.IntN(8)),
 				Bytes: rng.Int64N(1 << 33)}
 			d.ClusterID = int32(rng.IntN(20)) - 1
+			d.ClusterSample = d.ClusterID >= 0 && rng.IntN(4) == 0
 			d.Source = sources[rng.IntN(len(sources))]
 			d.Metadata = map[string]string{"k": "v", fmt.Sprintf("key%d", i): "välue,\"quoted\"\n"}
 		}
