@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -101,9 +100,11 @@ type Stats struct {
 	// Servers is the number of servers (hosts) seen.
 	Servers int
 	// Duration is the run's wall time; DeadlineReached reports that
-	// Options.Deadline ended it.
-	Duration        time.Duration
-	DeadlineReached bool
+	// Options.Deadline ended it, ThroughputTooLow that
+	// Options.ThroughputThreshold did.
+	Duration         time.Duration
+	DeadlineReached  bool
+	ThroughputTooLow bool
 }
 
 // Counter names, as Options.Count receives them. Results are counted by
@@ -129,6 +130,7 @@ const (
 	CounterRedirectsSeen     = "redirects_already_queued"
 	CounterMalformed         = "malformed_urls"
 	CounterDuplicates        = "duplicate_urls"
+	CounterThroughputStops   = "throughput_threshold_stops"
 )
 
 // Fetcher fetches URLs politely: the two-level queue of servers and their
@@ -157,6 +159,7 @@ func (f *Fetcher) Options() Options { return f.o }
 var (
 	errDeadline    = errors.New("fetch deadline reached")
 	errReadTimeout = errors.New("read timeout")
+	errThroughput  = errors.New("fetch throughput below the threshold")
 )
 
 // run is one Run.
@@ -174,6 +177,7 @@ type run struct {
 
 	success, notModified, redirects, gone, retry, robotsDenied atomic.Int64
 	unfetched, requests, robotsRequests, bytes                 atomic.Int64
+	responses                                                  atomic.Int64 // results with an HTTP response
 }
 
 // Run fetches reqs and calls emit once per result, from one goroutine at
@@ -189,6 +193,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	o := f.o
 	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
 		conns: newConnAccount(), emitFn: emit}
+	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
@@ -197,6 +202,14 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		runCtx, cancelD = context.WithDeadlineCause(runCtx, o.Deadline, errDeadline)
 		defer cancelD()
 	}
+	type target struct {
+		q    Request
+		u    *url.URL
+		host string
+	}
+	targets := make([]target, 0, len(reqs))
+	var hosts []string
+	hostSeen := map[string]bool{}
 	for _, q := range reqs {
 		q.Hops, q.From = 0, ""
 		u, host, err := parseTarget(q.URL)
@@ -206,24 +219,36 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 				Message: "gone: " + err.Error(), Time: o.Clock()})
 			continue
 		}
-		if !r.sched.add(q, u, host) {
+		targets = append(targets, target{q, u, host})
+		if !hostSeen[host] {
+			hostSeen[host] = true
+			hosts = append(hosts, host)
+		}
+	}
+	if pf, ok := o.Resolver.(Prefetcher); ok {
+		names := make([]string, 0, len(hosts))
+		for _, h := range hosts {
+			if !isIPLiteral(h) {
+				names = append(names, h)
+			}
+		}
+		pf.Prefetch(runCtx, names)
+	}
+	if o.QueueMode == QueueByIP {
+		r.resolveKeys(runCtx, hosts)
+	}
+	for _, t := range targets {
+		if !r.sched.add(t.q, t.u, r.keyFor(runCtx, t.host)) {
 			o.Count(CounterDuplicates, 1)
 		}
 	}
 	r.sched.start()
-	if pf, ok := o.Resolver.(Prefetcher); ok {
-		hosts := make([]string, 0, len(r.sched.order))
-		for _, s := range r.sched.order {
-			if _, err := netip.ParseAddr(strings.Trim(s.host, "[]")); err != nil {
-				hosts = append(hosts, s.host)
-			}
-		}
-		pf.Prefetch(runCtx, hosts)
-	}
 	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
-		"policy", o.Policy.Name(), "server_delay", o.ServerDelay, "agent", r.ua)
+		"policy", o.Policy.Name(), "queue_mode", o.QueueMode, "keep_alive", !o.DisableKeepAlive,
+		"server_delay", o.ServerDelay, "agent", r.ua)
 
 	stopProgress := r.progress(began)
+	stopWatch := r.watchThroughput(runCtx)
 	var wg sync.WaitGroup
 	for range o.MaxConnections {
 		wg.Add(1)
@@ -233,6 +258,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		}()
 	}
 	wg.Wait()
+	stopWatch()
 	stopProgress()
 
 	left := int64(r.sched.remaining())
@@ -248,9 +274,11 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	st.Connections, st.MaxOpenConnections = r.conns.dialed, r.conns.maxOpen
 	r.conns.mu.Unlock()
 	st.DeadlineReached = errors.Is(context.Cause(runCtx), errDeadline)
+	st.ThroughputTooLow = errors.Is(context.Cause(runCtx), errThroughput)
 	o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
 		"gone", st.Gone, "retry", st.Retry, "unfetched", st.Unfetched, "bytes", st.Bytes,
-		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached)
+		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached,
+		"throughput_too_low", st.ThroughputTooLow)
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("fetcher: %w", err)
 	}
@@ -281,6 +309,9 @@ func parseTarget(raw string) (*url.URL, string, error) {
 
 // emit reports a result, counting it.
 func (r *run) emit(res *Result) {
+	if res.HTTPStatus > 0 {
+		r.responses.Add(1)
+	}
 	switch res.Status {
 	case crawldb.StatusFetchSuccess:
 		r.success.Add(1)
@@ -395,7 +426,7 @@ func (r *run) serve(ctx context.Context, s *server) {
 		}
 		r.emit(res)
 		if res.Code.IsRedirect() && res.RedirectURL != "" && it.req.Hops < r.o.FollowRedirects && res.RedirectURL != it.req.URL {
-			r.follow(it.req, res.RedirectURL)
+			r.follow(ctx, it.req, res.RedirectURL)
 		}
 		if res.Code.IsException() && r.o.MaxExceptionsPerHost > 0 && exceptions >= r.o.MaxExceptionsPerHost {
 			n := r.sched.drop(s)
@@ -407,7 +438,18 @@ func (r *run) serve(ctx context.Context, s *server) {
 		}
 		served++
 		if connEnded || (limit > 0 && served >= limit) {
-			return
+			// The session is over. If the server is still the best
+			// choice and its turn is near, this worker goes on with it
+			// (over the same connection if it is still open, else a new
+			// one) rather than sending it to the back of the queue.
+			if !r.sched.keep(s) {
+				return
+			}
+			if connEnded && s.transport != nil {
+				s.transport.CloseIdleConnections()
+				r.sched.waitClosed(s, 2*time.Second)
+			}
+			served, limit = 0, r.sched.sessionLimit(s)
 		}
 	}
 }
@@ -424,14 +466,18 @@ func (r *run) crawlDelay(s *server) time.Duration {
 	return s.crawlDelay
 }
 
-// follow queues a redirect target as a request of its own.
-func (r *run) follow(from Request, target string) {
+// follow queues a redirect target as a request of its own. A target on a
+// host new to the run is given to a Prefetcher first.
+func (r *run) follow(ctx context.Context, from Request, target string) {
 	u, host, err := parseTarget(target)
 	if err != nil {
 		return
 	}
+	if pf, ok := r.o.Resolver.(Prefetcher); ok && !isIPLiteral(host) && !r.sched.knownHost(host) {
+		pf.Prefetch(ctx, []string{host})
+	}
 	req := Request{URL: target, ID: -1, Priority: from.Priority, Hops: from.Hops + 1, From: from.URL}
-	switch out, code, msg := r.sched.enqueue(req, u, host); out {
+	switch out, code, msg := r.sched.enqueue(req, u, r.keyFor(ctx, host)); out {
 	case enqueued:
 		r.o.Count(CounterRedirectsFollowed, 1)
 	case enqueueSeen:
@@ -466,12 +512,13 @@ func (r *run) waitTurn(ctx context.Context, s *server, force bool) bool {
 
 // response is one HTTP exchange as read.
 type response struct {
-	status    int
-	header    http.Header
-	body      body
-	closed    bool // the connection ended with this response
-	keepAlive bool
-	elapsed   time.Duration
+	status       int
+	header       http.Header
+	body         body
+	closed       bool // the connection ended with this response
+	serverClosed bool // the server ended it (Connection: close, HTTP/1.0)
+	keepAlive    bool
+	elapsed      time.Duration
 }
 
 // do sends one GET for rawURL over s's connection and reads the body (at
@@ -480,6 +527,18 @@ type response struct {
 func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header, limit int64, robots bool) (*response, error) {
 	if s.transport == nil {
 		s.transport = r.newTransport(s)
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		if s.origin != "" && s.origin != u.Scheme+"://"+u.Host {
+			// Another origin of the server (a scheme or port, or another
+			// host with QueueByIP) needs its own connection: close the
+			// idle one first, so that the server never has two.
+			s.transport.CloseIdleConnections()
+			if !r.sched.waitClosed(s, 2*time.Second) {
+				r.o.Log.Debug("a connection did not close in time", "host", s.host)
+			}
+		}
+		s.origin = u.Scheme + "://" + u.Host
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -531,9 +590,10 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	}
 	return &response{
 		status: resp.StatusCode, header: resp.Header, body: b,
-		closed:    resp.Close || b.truncated,
-		keepAlive: resp.ProtoAtLeast(1, 1) && !resp.Close,
-		elapsed:   time.Since(began),
+		closed:       resp.Close || b.truncated,
+		serverClosed: resp.Close,
+		keepAlive:    resp.ProtoAtLeast(1, 1) && !resp.Close,
+		elapsed:      time.Since(began),
 	}, nil
 }
 
@@ -567,6 +627,7 @@ func (r *run) newTransport(s *server) *http.Transport {
 		},
 		TLSHandshakeTimeout:    r.o.ConnectTimeout,
 		DisableCompression:     true,
+		DisableKeepAlives:      r.o.DisableKeepAlive,
 		MaxIdleConns:           1,
 		MaxIdleConnsPerHost:    1,
 		MaxConnsPerHost:        1,
@@ -590,6 +651,7 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 			hdr.Set("If-Modified-Since", it.req.LastModified)
 		}
 	}
+	began := time.Now()
 	resp, err := r.do(ctx, s, it.req.URL, hdr, r.o.ContentLimit, false)
 	if err != nil && ctx.Err() != nil {
 		return nil, true, 0
@@ -610,7 +672,12 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		}
 		res.Status = res.Code.FetchStatus()
 		res.Message = res.Code.String() + ": " + describe(err)
-		exceptions = r.sched.answered(s, elapsed, wire, false, true, res.Code.IsException(), r.o.ExceptionBackoff)
+		if resp == nil && res.Code.IsException() {
+			// What the failure cost (a timeout: the read timeout) makes
+			// the server look as slow as it is.
+			elapsed = time.Since(began)
+		}
+		exceptions = r.sched.answered(s, elapsed, wire, false, false, res.Code.IsException(), r.o.ExceptionBackoff)
 		return res, true, exceptions
 	}
 	res.Code = HTTPCode(resp.status)
@@ -642,7 +709,7 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 	case res.Code != CodeNotModified:
 		res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
 	}
-	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.closed, res.Code.IsException(), r.o.ExceptionBackoff)
+	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.serverClosed, res.Code.IsException(), r.o.ExceptionBackoff)
 	return res, resp.closed, exceptions
 }
 

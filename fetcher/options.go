@@ -42,6 +42,17 @@ const (
 	// RobotsLimit is the most robots.txt bytes read (RFC 9309 asks
 	// crawlers to parse at least 500 KiB).
 	RobotsLimit = 512 << 10
+	// DefaultThroughputCheckAfter is how long a run goes before its
+	// throughput is checked (Nutch's
+	// fetcher.throughput.threshold.check.after is 5 minutes).
+	DefaultThroughputCheckAfter = time.Minute
+	// DefaultThroughputRetries is how many checks in a row may find the
+	// throughput low before the run ends (Nutch's
+	// fetcher.throughput.threshold.retries).
+	DefaultThroughputRetries = 5
+	// DefaultThroughputInterval is the period of the throughput checks
+	// (Nutch checks every second).
+	DefaultThroughputInterval = time.Second
 	// Version is the crawler version put in the User-Agent header.
 	Version = "trawl/0.3"
 )
@@ -105,8 +116,29 @@ type Options struct {
 	// holds only when no wait is needed (zero politeness delay).
 	HoldConnection time.Duration
 	// Policy ranks servers and orders each server's URLs; nil means
-	// BreadthFirst.
+	// BreadthFirst. PolicyByName finds the paper's four by name.
 	Policy Policy
+	// QueueMode says what a server of the two-level queue is: a host
+	// name (QueueByHost, the zero value) or an IP address (QueueByIP:
+	// the hosts that resolve to one address share one connection and one
+	// politeness delay; Nutch's fetcher.queue.mode byIP).
+	QueueMode QueueMode
+	// DisableKeepAlive makes every request use a connection of its own
+	// (one request per connection, "Connection: close"), for measuring
+	// what keep-alive gives; the zero value keeps connections alive.
+	DisableKeepAlive bool
+	// ThroughputThreshold, if positive, is the least pages per second
+	// (responses of any status) a run must keep: after
+	// ThroughputCheckAfter, a check every ThroughputInterval that finds
+	// fewer pages over the interval counts as low, and
+	// ThroughputRetries low checks in a row end the run as the Deadline
+	// does: URLs not fetched are left for the next round (Nutch's
+	// fetcher.throughput.threshold.pages). Zero durations and retries
+	// take the defaults above.
+	ThroughputThreshold  float64
+	ThroughputCheckAfter time.Duration
+	ThroughputRetries    int
+	ThroughputInterval   time.Duration
 	// Clock gives the fetch time recorded in results (a simulated clock
 	// in trawl crawls); nil means time.Now. Politeness always uses the
 	// wall clock.
@@ -172,6 +204,21 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Policy == nil {
 		o.Policy = BreadthFirst{}
 	}
+	if o.QueueMode != QueueByHost && o.QueueMode != QueueByIP {
+		return o, fmt.Errorf("fetcher: unknown queue mode %d", o.QueueMode)
+	}
+	if o.ThroughputThreshold < 0 {
+		o.ThroughputThreshold = 0
+	}
+	if o.ThroughputCheckAfter <= 0 {
+		o.ThroughputCheckAfter = DefaultThroughputCheckAfter
+	}
+	if o.ThroughputRetries <= 0 {
+		o.ThroughputRetries = DefaultThroughputRetries
+	}
+	if o.ThroughputInterval <= 0 {
+		o.ThroughputInterval = DefaultThroughputInterval
+	}
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
@@ -203,4 +250,41 @@ func (o Options) robotsAgent() string {
 		a = a[:i]
 	}
 	return strings.ToLower(a)
+}
+
+// QueueMode is what the fetcher's politeness applies to: a host or an IP
+// address (see Options.QueueMode).
+type QueueMode int
+
+// The queue modes.
+const (
+	// QueueByHost makes every host name a server of its own.
+	QueueByHost QueueMode = iota
+	// QueueByIP makes the hosts that resolve to one IP address one
+	// server: one connection at a time and one politeness delay for all
+	// of them.
+	QueueByIP
+)
+
+// String is the mode's name: "host" or "ip".
+func (m QueueMode) String() string {
+	switch m {
+	case QueueByHost:
+		return "host"
+	case QueueByIP:
+		return "ip"
+	}
+	return fmt.Sprintf("QueueMode(%d)", int(m))
+}
+
+// ParseQueueMode parses "host" or "ip" (also Nutch's "byHost" and
+// "byIP"); "" is "host".
+func ParseQueueMode(s string) (QueueMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "host", "byhost":
+		return QueueByHost, nil
+	case "ip", "byip":
+		return QueueByIP, nil
+	}
+	return 0, fmt.Errorf("fetcher: unknown queue mode %q (want host or ip)", s)
 }

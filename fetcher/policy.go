@@ -1,18 +1,23 @@
 package fetcher
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
 
 // Policy decides the order of work in a fetcher's two-level queue: which
 // waiting URL of a server goes first, which ready server gets the next
 // free connection, and how many URLs a connection fetches before its
-// server goes back to the queue. A policy sees servers only when they are
-// ready (their politeness delay has passed) and not being served, and is
-// called under the scheduler's lock: it must be quick and must not call
-// back into the fetcher.
+// server is ranked again. A policy sees servers only when they are ready
+// (their politeness delay has passed) and not being served, and is called
+// under the scheduler's lock: it must be quick and must not call back
+// into the fetcher.
 //
-// The high-performance scheduling policies of the next issue
-// (performance-first, quality-first, crawl capacity) are Policies; the
-// fetcher already keeps the measurements they rank by (ServerStats).
+// BreadthFirst, Performance, Quality and Capacity are the four policies
+// of the crawl scheduling paper (see the package doc); PolicyByName finds
+// them by name.
 type Policy interface {
 	// Name identifies the policy in logs.
 	Name() string
@@ -24,16 +29,20 @@ type Policy interface {
 	// served first, and equal scores in the order they became ready.
 	RankServer(s ServerInfo) float64
 	// SessionLimit is the most URLs one connection fetches from s before
-	// the server is queued again (0: no limit; the session also ends when
+	// the server is ranked again (0: no limit; the session also ends when
 	// the server closes the connection, its queue is empty, or its next
-	// turn is further away than Options.HoldConnection).
+	// turn is further away than Options.HoldConnection). A server that is
+	// still ranked at least as high as every ready server when its
+	// session ends keeps its worker (and its connection, if open).
 	SessionLimit(s ServerInfo) int
 }
 
-// ServerInfo is what a Policy knows of a server.
+// ServerInfo is what a Policy knows of a server. It is valid only during
+// the Policy call it is given to.
 type ServerInfo struct {
 	// Host is the server's key: the host name in lower case, without
-	// port (politeness is per host, whatever the scheme or port).
+	// port (politeness is per host, whatever the scheme or port), or with
+	// Options.QueueMode QueueByIP the address its hosts resolve to.
 	Host string
 	// Queued is the number of URLs waiting in the server's queue.
 	Queued int
@@ -44,6 +53,25 @@ type ServerInfo struct {
 	Delay time.Duration
 	// Stats are the server's measurements so far in this run.
 	Stats ServerStats
+	// Session is P(s,i), the number of URLs the next connection to the
+	// server is expected to fetch, and Time is T(s,i), the time that
+	// connection is expected to take (see the package doc for both).
+	Session int
+	Time    time.Duration
+
+	queue *urlQueue // the server's queue (nil in a ServerInfo made by hand)
+}
+
+// SumPriorities returns the sum of the Priorities of the next n URLs the
+// server would fetch, in the policy's URL order (with Capacity: its n
+// best URLs). It walks the top of the server's heap in order, so it costs
+// O(n log n) whatever the queue's length. It is 0 for a ServerInfo not
+// made by the fetcher.
+func (s ServerInfo) SumPriorities(n int) float64 {
+	if s.queue == nil {
+		return 0
+	}
+	return s.queue.sumTop(n)
 }
 
 // ServerStats are one server's measurements in a run. Smoothed values
@@ -59,11 +87,13 @@ type ServerStats struct {
 	Requests   int
 	Exceptions int
 	// RequestsPerConnection is the smoothed number of requests a
-	// connection served before the server closed it (0 until one closed).
+	// connection served before the server closed it (Connection: close,
+	// or an HTTP/1.0 response); 0 until the server closed one.
 	RequestsPerConnection float64
 	// ConnectTime is the smoothed time to resolve and connect;
 	// ResponseTime the smoothed time from sending a request to having its
-	// body.
+	// body, or to its failure for an exception that took time (a read
+	// timeout counts the timeout).
 	ConnectTime  time.Duration
 	ResponseTime time.Duration
 	// KeepAlive is true when the last response allowed the connection to
@@ -82,6 +112,71 @@ func smooth(old, sample float64) float64 {
 	return 0.8*old + 0.2*sample
 }
 
+// Constants of the session estimates P(s,i) and T(s,i).
+const (
+	// DefaultRequestsPerConnection is P for a server that has not closed
+	// a connection yet (the paper's 50).
+	DefaultRequestsPerConnection = 50
+	// DefaultTimeEstimate is the connect and the response time assumed for
+	// a server not measured yet while no server of the run is measured.
+	DefaultTimeEstimate = 100 * time.Millisecond
+	// KeepAliveGain is the paper's p = 1.2: the speed-up of fetching the
+	// pages of a session over one kept-alive HTTP/1.1 connection.
+	KeepAliveGain = 1.2
+)
+
+// estimate holds what the scheduler knows beyond a server's own
+// measurements, for P and T.
+type estimate struct {
+	meanConnect, meanResponse time.Duration // the run's means (0: none measured)
+	hold                      time.Duration // Options.HoldConnection
+	keepAliveOff              bool
+}
+
+// sessionEstimate is P(s,i): min(RequestsPerConnection learnt, or 50,
+// queued URLs), at least 1; 1 with keep-alive off or when the politeness
+// delay is longer than the worker holds a connection.
+func sessionEstimate(st ServerStats, queued int, delay time.Duration, e estimate) int {
+	p := DefaultRequestsPerConnection
+	if st.RequestsPerConnection > 0 {
+		p = max(1, int(math.Round(st.RequestsPerConnection)))
+	}
+	if e.keepAliveOff || delay > e.hold {
+		p = 1
+	}
+	return max(1, min(p, queued))
+}
+
+// timeEstimate is T(s,i) for a session of p URLs (see the package doc):
+// 2·ConnectTime + p·ResponseTime/g + (p−1)·Delay, g = KeepAliveGain when
+// p > 1 (else 1), divided by the share of the server's requests that did
+// not fail, (Requests+1)/(Requests+Exceptions+1). Unmeasured times take
+// the run's mean, or DefaultTimeEstimate.
+func timeEstimate(st ServerStats, p int, delay time.Duration, e estimate) time.Duration {
+	c, r := st.ConnectTime, st.ResponseTime
+	if c <= 0 {
+		c = cmp0(e.meanConnect, DefaultTimeEstimate)
+	}
+	if r <= 0 {
+		r = cmp0(e.meanResponse, DefaultTimeEstimate)
+	}
+	gain := 1.0
+	if p > 1 {
+		gain = KeepAliveGain
+	}
+	t := 2*float64(c) + float64(p)*float64(r)/gain + float64(p-1)*float64(delay)
+	ok := float64(st.Requests+1) / float64(st.Requests+st.Exceptions+1)
+	return time.Duration(t / ok)
+}
+
+// cmp0 returns d, or def when d is not positive.
+func cmp0(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // BreadthFirst is the baseline policy (the paper's breadth-first, and
 // what Nutch's fetcher does): each server's URLs in fetch-list order,
 // servers in the order they become ready, no limit on a session.
@@ -98,3 +193,85 @@ func (BreadthFirst) RankServer(ServerInfo) float64 { return 0 }
 
 // SessionLimit implements Policy: no limit.
 func (BreadthFirst) SessionLimit(ServerInfo) int { return 0 }
+
+// Performance is the paper's performance-first policy: servers by
+// R(s,i) = P(s,i)/T(s,i), the pages per second a connection to them is
+// expected to yield; URLs in arrival order; a session fetches at most P.
+type Performance struct{}
+
+// Name implements Policy.
+func (Performance) Name() string { return "performance" }
+
+// LessURL implements Policy: arrival order.
+func (Performance) LessURL(a, b *Request) bool { return false }
+
+// RankServer implements Policy: R = P/T, in pages per second.
+func (Performance) RankServer(s ServerInfo) float64 {
+	return float64(s.Session) / max(s.Time.Seconds(), 1e-9)
+}
+
+// SessionLimit implements Policy: P.
+func (Performance) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
+
+// Quality is the paper's quality-first policy: URLs by Priority, highest
+// first; servers by the Priority of their best URL; a session fetches at
+// most P, so that servers are ranked again as their best URLs go.
+type Quality struct{}
+
+// Name implements Policy.
+func (Quality) Name() string { return "quality" }
+
+// LessURL implements Policy: higher Priority first.
+func (Quality) LessURL(a, b *Request) bool { return a.Priority > b.Priority }
+
+// RankServer implements Policy: the Priority of the best URL.
+func (Quality) RankServer(s ServerInfo) float64 {
+	if s.Head == nil {
+		return math.Inf(-1)
+	}
+	return s.Head.Priority
+}
+
+// SessionLimit implements Policy: P.
+func (Quality) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
+
+// Capacity is the paper's crawl-capacity policy: servers by
+// C(s,i) = (sum of the Priorities of the P(s,i) best URLs)/T(s,i), the
+// quality per second a connection to them is expected to yield; URLs by
+// Priority, highest first; a session fetches at most P.
+type Capacity struct{}
+
+// Name implements Policy.
+func (Capacity) Name() string { return "capacity" }
+
+// LessURL implements Policy: higher Priority first.
+func (Capacity) LessURL(a, b *Request) bool { return a.Priority > b.Priority }
+
+// RankServer implements Policy: C = sum of the P best Priorities / T.
+func (Capacity) RankServer(s ServerInfo) float64 {
+	return s.SumPriorities(s.Session) / max(s.Time.Seconds(), 1e-9)
+}
+
+// SessionLimit implements Policy: P.
+func (Capacity) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
+
+// PolicyNames lists the names PolicyByName knows, the default first.
+func PolicyNames() []string {
+	return []string{"breadth-first", "performance", "quality", "capacity"}
+}
+
+// PolicyByName returns the policy called name (see PolicyNames; "" is
+// the default, breadth-first).
+func PolicyByName(name string) (Policy, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "breadth-first":
+		return BreadthFirst{}, nil
+	case "performance":
+		return Performance{}, nil
+	case "quality":
+		return Quality{}, nil
+	case "capacity":
+		return Capacity{}, nil
+	}
+	return nil, fmt.Errorf("fetcher: unknown policy %q (want one of %s)", name, strings.Join(PolicyNames(), ", "))
+}

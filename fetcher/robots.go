@@ -99,12 +99,13 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 	var resp *response
 	for hop := 0; ; hop++ {
 		var err error
+		began := time.Now()
 		resp, err = r.do(ctx, s, target, nil, RobotsLimit, true)
 		r.o.Count(CounterRobotsRequests, 1)
 		if resp != nil {
-			r.sched.answered(s, resp.elapsed, resp.body.wire, resp.keepAlive, resp.closed, err != nil, 0)
+			r.sched.answered(s, resp.elapsed, resp.body.wire, resp.keepAlive, resp.serverClosed, err != nil, 0)
 		} else if err != nil && ctx.Err() == nil {
-			r.sched.answered(s, 0, 0, false, true, true, 0)
+			r.sched.answered(s, time.Since(began), 0, false, false, true, 0)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -125,7 +126,7 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 			break
 		}
 		target = next
-		if nu, err := url.Parse(next); err == nil && strings.EqualFold(nu.Hostname(), s.host) {
+		if nu, err := url.Parse(next); err == nil && r.sameServer(nu, s) {
 			if !r.waitTurn(ctx, s, true) {
 				return nil, robotsAbandoned, ""
 			}

@@ -49,6 +49,8 @@ type item struct {
 type urlQueue struct {
 	items  []*item
 	policy Policy
+	// scratch is sumTop's candidate heap, kept to spare allocations.
+	scratch []int32
 }
 
 func (q *urlQueue) Len() int { return len(q.items) }
@@ -63,7 +65,77 @@ func (q *urlQueue) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 func (q *urlQueue) Swap(i, j int) { q.items[i], q.items[j] = q.items[j], q.items[i] }
-func (q *urlQueue) Push(x any)    { q.items = append(q.items, x.(*item)) }
+
+// sumTop returns the sum of the Priorities of the first n items in heap
+// order. It walks the heap best-first with a candidate heap of the
+// children of the items taken so far (at most n+1 of them), so it costs
+// O(n log n) whatever the queue's length.
+func (q *urlQueue) sumTop(n int) float64 {
+	if n <= 0 || len(q.items) == 0 {
+		return 0
+	}
+	if n >= len(q.items) {
+		sum := 0.0
+		for _, it := range q.items {
+			sum += it.req.Priority
+		}
+		return sum
+	}
+	c := append(q.scratch[:0], 0)
+	less := func(a, b int32) bool { return q.Less(int(a), int(b)) }
+	sum := 0.0
+	for taken := 0; taken < n && len(c) > 0; taken++ {
+		top := c[0]
+		sum += q.items[top].req.Priority
+		// Replace the top by its first child (or the last candidate) and
+		// sift down; then push the second child.
+		l, r := 2*top+1, 2*top+2
+		if int(l) < len(q.items) {
+			c[0] = l
+		} else {
+			c[0] = c[len(c)-1]
+			c = c[:len(c)-1]
+		}
+		siftDown(c, 0, less)
+		if int(r) < len(q.items) {
+			c = append(c, r)
+			siftUp(c, len(c)-1, less)
+		}
+	}
+	q.scratch = c
+	return sum
+}
+
+// siftDown and siftUp restore a binary min-heap of indices under less.
+func siftDown(h []int32, i int, less func(a, b int32) bool) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && less(h[r], h[l]) {
+			m = r
+		}
+		if !less(h[m], h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+func siftUp(h []int32, i int, less func(a, b int32) bool) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(h[i], h[p]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+func (q *urlQueue) Push(x any) { q.items = append(q.items, x.(*item)) }
 func (q *urlQueue) Pop() any {
 	n := len(q.items)
 	it := q.items[n-1]
@@ -94,18 +166,30 @@ type server struct {
 	// one; the backoff doubles with it.
 	failStreak int
 	transport  *http.Transport
+	origin     string // scheme://host:port of the last request
 
 	rank  float64 // policy rank when it became ready
 	rseq  uint64  // order in which it became ready
 	index int     // heap index
 }
 
-func (s *server) info() ServerInfo {
-	si := ServerInfo{Host: s.host, Queued: s.queue.Len(), Delay: s.delay, Stats: s.stats}
+// info is what the policy knows of s, with the estimates P and T. Caller
+// holds mu.
+func (sc *scheduler) info(s *server) ServerInfo {
+	si := ServerInfo{Host: s.host, Queued: s.queue.Len(), Delay: s.delay, Stats: s.stats, queue: &s.queue}
 	if s.queue.Len() > 0 {
 		r := s.queue.items[0].req
 		si.Head = &r
 	}
+	e := sc.est
+	if sc.nConnect > 0 {
+		e.meanConnect = time.Duration(sc.sumConnect / float64(sc.nConnect))
+	}
+	if sc.nResponse > 0 {
+		e.meanResponse = time.Duration(sc.sumResponse / float64(sc.nResponse))
+	}
+	si.Session = sessionEstimate(s.stats, si.Queued, s.delay, e)
+	si.Time = timeEstimate(s.stats, si.Session, s.delay, e)
 	return si
 }
 
@@ -162,13 +246,55 @@ type scheduler struct {
 	rseq    uint64
 	seen    map[string]struct{} // every URL queued in the run
 	wake    chan struct{}       // closed (and replaced) when servers change
+	// est holds the options the estimates need; sumConnect and
+	// sumResponse add up the smoothed times of the nConnect and
+	// nResponse servers that have one, for the run's means.
+	est                     estimate
+	sumConnect, sumResponse float64
+	nConnect, nResponse     int
+	// keys maps host names to server keys in QueueByIP mode.
+	keys map[string]string
 }
 
 func newScheduler(p Policy, delay time.Duration) *scheduler {
 	s := &scheduler{policy: p, delay: delay, servers: map[string]*server{},
-		seen: map[string]struct{}{}, wake: make(chan struct{})}
+		seen: map[string]struct{}{}, wake: make(chan struct{}), keys: map[string]string{}}
 	s.closed = sync.NewCond(&s.mu)
 	return s
+}
+
+// serverKey returns the server key of host (QueueByIP) and whether it is
+// known.
+func (sc *scheduler) serverKey(host string) (string, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	k, ok := sc.keys[host]
+	return k, ok
+}
+
+// setServerKey records the server key of host (QueueByIP) and the
+// addresses host resolved to (nil if it did not).
+func (sc *scheduler) setServerKey(host, key string, addrs []netip.Addr) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.keys[host] = key
+	if addrs != nil {
+		s := sc.serverFor(key)
+		if s.addrs == nil {
+			s.addrs = map[string][]netip.Addr{}
+		}
+		s.addrs[host] = addrs
+	}
+}
+
+// updateMean replaces a server's old smoothed time by cur in a run sum.
+func updateMean(sum *float64, n *int, old, cur time.Duration) {
+	if old > 0 {
+		*sum -= float64(old)
+	} else {
+		*n++
+	}
+	*sum += float64(cur)
 }
 
 // serverFor returns the server of host, creating it. Caller holds mu.
@@ -217,7 +343,7 @@ func (sc *scheduler) schedule(s *server, now time.Time) {
 		return
 	}
 	s.state = stReady
-	s.rank = sc.policy.RankServer(s.info())
+	s.rank = sc.policy.RankServer(sc.info(s))
 	sc.rseq++
 	s.rseq = sc.rseq
 	heap.Push(&sc.ready, s)
@@ -238,10 +364,7 @@ func (sc *scheduler) acquire(ctx context.Context) *server {
 		}
 		sc.mu.Lock()
 		now := time.Now()
-		for sc.waiting.Len() > 0 && !sc.waiting[0].next.After(now) {
-			s := heap.Pop(&sc.waiting).(*server)
-			sc.schedule(s, now)
-		}
+		sc.promote(now)
 		if sc.ready.Len() > 0 {
 			s := heap.Pop(&sc.ready).(*server)
 			s.state = stBusy
@@ -270,6 +393,41 @@ func (sc *scheduler) acquire(ctx context.Context) *server {
 			timer.Stop()
 		}
 	}
+}
+
+// promote moves the waiting servers whose turn has come to the ready
+// heap, ranking them. Caller holds mu.
+func (sc *scheduler) promote(now time.Time) int {
+	n := 0
+	for sc.waiting.Len() > 0 && !sc.waiting[0].next.After(now) {
+		s := heap.Pop(&sc.waiting).(*server)
+		sc.schedule(s, now)
+		n++
+	}
+	return n
+}
+
+// keep reports whether a held server whose session ended should stay
+// with its worker for another session: it still has URLs, its next turn
+// is at most the hold time away, and no ready server ranks above it (a
+// tie keeps it, which spares a connection).
+func (sc *scheduler) keep(s *server) bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if s.fate != fateNone || s.queue.Len() == 0 {
+		return false
+	}
+	now := time.Now()
+	if s.next.Sub(now) > sc.est.hold {
+		return false
+	}
+	if sc.promote(now) > 0 {
+		sc.broadcast()
+	}
+	if sc.ready.Len() == 0 {
+		return true
+	}
+	return sc.policy.RankServer(sc.info(s)) >= sc.ready[0].rank
 }
 
 // release hands a server back after a session.
@@ -393,7 +551,7 @@ func (sc *scheduler) turn(s *server) time.Duration {
 func (sc *scheduler) sessionLimit(s *server) int {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	return sc.policy.SessionLimit(s.info())
+	return sc.policy.SessionLimit(sc.info(s))
 }
 
 // connected records a new connection to s that took d to set up.
@@ -402,7 +560,9 @@ func (sc *scheduler) connected(s *server, d time.Duration) {
 	defer sc.mu.Unlock()
 	s.stats.Connections++
 	s.stats.OpenConnections++
-	s.stats.ConnectTime = time.Duration(smooth(float64(s.stats.ConnectTime), float64(d)))
+	old := s.stats.ConnectTime
+	s.stats.ConnectTime = max(1, time.Duration(smooth(float64(old), float64(d))))
+	updateMean(&sc.sumConnect, &sc.nConnect, old, s.stats.ConnectTime)
 	s.connReqs = 0
 }
 
@@ -439,12 +599,20 @@ func (sc *scheduler) waitClosed(s *server, d time.Duration) bool {
 const maxBackoff = 10 * time.Minute
 
 // answered records a response (or an exception) from s, which took d,
-// read n body bytes, and ended its connection if closed; it sets the
-// server's next turn. It returns the server's exception count.
-func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, closed, exception bool, backoff time.Duration) int {
+// read n body bytes, and ended its connection if serverClosed (the
+// server said so: Connection: close or HTTP/1.0); it sets the server's
+// next turn. It returns the server's exception count.
+func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, serverClosed, exception bool, backoff time.Duration) int {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	now := time.Now()
+	if d > 0 {
+		// An exception that took time (a timeout) counts too: a slow or
+		// hanging server must look slow.
+		old := s.stats.ResponseTime
+		s.stats.ResponseTime = max(1, time.Duration(smooth(float64(old), float64(d))))
+		updateMean(&sc.sumResponse, &sc.nResponse, old, s.stats.ResponseTime)
+	}
 	if exception {
 		s.stats.Exceptions++
 		s.failStreak++
@@ -452,11 +620,10 @@ func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, cl
 		s.failStreak = 0
 		s.stats.Requests++
 		s.connReqs++
-		s.stats.ResponseTime = time.Duration(smooth(float64(s.stats.ResponseTime), float64(d)))
 		s.stats.KeepAlive = keepAlive
-		if closed && keepAlive {
-			// The server ended a connection it had kept alive: learn how
-			// many requests it allows per connection.
+		if serverClosed {
+			// The server ended the connection: learn how many requests
+			// it allows per connection (1 for HTTP/1.0 servers).
 			s.stats.RequestsPerConnection = smooth(s.stats.RequestsPerConnection, float64(s.connReqs))
 		}
 	}
@@ -474,7 +641,10 @@ func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, cl
 func (sc *scheduler) setCrawlDelay(s *server, d time.Duration) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	s.crawlDelay = d
+	// Hosts sharing the server (QueueByIP) may ask for different delays:
+	// the longest wins.
+	s.crawlDelay = max(s.crawlDelay, d)
+	d = s.crawlDelay
 	old := s.delay
 	s.delay = max(sc.delay, d)
 	// The turn set by the robots.txt request counted the old delay.
