@@ -1,0 +1,169 @@
+package revisit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/dbscan"
+)
+
+// dynamicPolicy is the seed's dynamic selection strategy driven through
+// crawldb.DynamicSchedule, as `trawl cluster` and updatedb run it: every
+// Recluster days (from day Recluster on) the young pages (dbscan.YoungPage:
+// fetched, ChangeCount <= MaxChanges) are clustered with dbscan.Cluster
+// over their standardized features (dbscan.FeatureVector, a Scaler fitted
+// on them), each cluster's samples are the members nearest its centre
+// (dbscan.Centres), and the assignment is applied to the datums (cluster
+// id and sample flag; young pages outside every cluster get -1, old pages
+// keep theirs). Before every round the cluster periods are recomputed from
+// the samples' histories (crawldb.ComputeClusterPeriods), as updatedb's
+// pre-pass does, and the round runs crawldb.NewDynamicSchedule with them.
+//
+// With opt, the schedule's OptimalMu is the multiplier of
+// poisson.Allocate over every page's current rate estimate (per day; see
+// estimateRate) under the daily budget, recomputed at every clustering.
+type dynamicPolicy struct {
+	c      Config
+	opt    bool
+	cfg    crawldb.ScheduleConfig
+	init   crawldb.Schedule
+	mu     float64
+	params dbscan.Params
+}
+
+func newDynamicPolicy(tr *Truth, c Config, opt bool) (*dynamicPolicy, error) {
+	cfg := *c.Schedule
+	s, err := crawldb.NewDynamicSchedule(cfg, nil)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dynamic = s.Config()
+	return &dynamicPolicy{c: c, opt: opt, cfg: cfg, init: s,
+		params: dbscan.Params{Eps: c.Eps, MinPts: c.MinPts}}, nil
+}
+
+func (p *dynamicPolicy) initDatum(_ int, d *crawldb.Datum, now time.Time) {
+	p.init.InitializeSchedule(d, now)
+}
+
+func (p *dynamicPolicy) schedule(ctx context.Context, day int, now time.Time, datums []crawldb.Datum) (crawldb.Schedule, error) {
+	if day > 0 && day%p.c.Recluster == 0 {
+		if err := p.cluster(ctx, datums); err != nil {
+			return nil, err
+		}
+	}
+	periods := crawldb.ComputeClusterPeriods(func(yield func(*crawldb.Datum) bool) {
+		for i := range datums {
+			if datums[i].ClusterSample && !yield(&datums[i]) {
+				return
+			}
+		}
+	})
+	if p.opt && day > 0 && day%p.c.Recluster == 0 {
+		mu, err := p.multiplier(ctx, datums, periods)
+		if err != nil {
+			return nil, err
+		}
+		p.mu = mu
+	}
+	cfg := p.cfg
+	cfg.Dynamic.OptimalMu = p.mu
+	return crawldb.NewDynamicSchedule(cfg, periods)
+}
+
+// cluster runs DBSCAN over the young pages and applies the assignment.
+func (p *dynamicPolicy) cluster(ctx context.Context, datums []crawldb.Datum) error {
+	maxChanges := p.cfg.Dynamic.MaxChanges
+	t0 := time.Now()
+	var young []int
+	for i := range datums {
+		if dbscan.YoungPage(datums[i], maxChanges) {
+			young = append(young, i)
+		}
+	}
+	if len(young) == 0 {
+		return nil
+	}
+	pts := dbscan.NewPoints(dbscan.NumFeatures, 0)
+	for _, i := range young {
+		x := dbscan.FeatureVector(datums[i].Features)
+		if err := pts.Append(x[:]); err != nil {
+			return err
+		}
+	}
+	if err := dbscan.FitScaler(pts).Apply(pts); err != nil {
+		return err
+	}
+	params := p.params
+	if params.Eps == 0 {
+		eps, err := dbscan.SuggestEps(pts, params.MinPts)
+		if err != nil {
+			return fmt.Errorf("suggest eps: %w", err)
+		}
+		if !(eps > 0) {
+			eps = 1e-9 // all points equal: one cluster
+		}
+		params.Eps = eps
+	}
+	res, err := dbscan.Cluster(ctx, pts, params)
+	if err != nil {
+		return fmt.Errorf("dbscan: %w", err)
+	}
+	_, samples, err := dbscan.Centres(pts, res, p.c.MinSamples, p.c.SampleRate)
+	if err != nil {
+		return err
+	}
+	isSample := make([]bool, len(young))
+	for _, ss := range samples {
+		for _, k := range ss {
+			isSample[k] = true
+		}
+	}
+	nsamples := 0
+	for k, i := range young {
+		datums[i].ClusterID = res.Labels[k]
+		datums[i].ClusterSample = res.Labels[k] >= 0 && isSample[k]
+		if datums[i].ClusterSample {
+			nsamples++
+		}
+	}
+	p.c.Log.Info("revisit: clustered the young pages", "points", len(young), "eps", params.Eps, "min_pts", params.MinPts,
+		"clusters", res.Clusters, "samples", nsamples, "seconds", time.Since(t0).Seconds())
+	return nil
+}
+
+// multiplier is the allocation multiplier (per day) of the pages' current
+// rate estimates under the budget.
+func (p *dynamicPolicy) multiplier(ctx context.Context, datums []crawldb.Datum, periods crawldb.ClusterPeriods) (float64, error) {
+	rates := make([]float64, len(datums))
+	for i := range datums {
+		rates[i] = estimateRate(&datums[i], periods, p.cfg.Dynamic.MaxChanges)
+	}
+	a, err := OracleAllocation(ctx, rates, float64(p.c.Budget), p.cfg.MaxInterval)
+	if err != nil {
+		return 0, err
+	}
+	return a.Multiplier, nil
+}
+
+// estimateRate is what the dynamic schedule believes of a page's change
+// rate, per day: its own Poisson estimate when it has more than maxChanges
+// changes, its cluster's period when it is a member of a cluster with one,
+// otherwise its history's estimate (crawldb.ObservedChangePeriod) or, with
+// no usable history, one change per current interval.
+func estimateRate(d *crawldb.Datum, periods crawldb.ClusterPeriods, maxChanges int) float64 {
+	if int(d.ChangeCount) <= maxChanges && d.ClusterID >= 0 && !d.ClusterSample {
+		if per, ok := periods[d.ClusterID]; ok {
+			return daySeconds / per.Seconds()
+		}
+	}
+	if per, ok := crawldb.ObservedChangePeriod(d); ok {
+		return daySeconds / per.Seconds()
+	}
+	if d.FetchInterval > 0 {
+		return daySeconds / float64(d.FetchInterval)
+	}
+	return 0
+}

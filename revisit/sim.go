@@ -1,0 +1,412 @@
+package revisit
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+)
+
+// Policy names.
+const (
+	PolicyDefault    = "default"     // Nutch's DefaultFetchSchedule
+	PolicyAdaptive   = "adaptive"    // Nutch's AdaptiveFetchSchedule
+	PolicyDynamic    = "dynamic"     // the seed's dynamic selection strategy
+	PolicyDynamicOpt = "dynamic-opt" // dynamic with the freshness-optimal allocation for old pages
+	PolicyOracle     = "oracle"      // true rates, freshness-optimal allocation
+)
+
+// PolicyNames lists the policies Run knows, in the order of the table.
+func PolicyNames() []string {
+	return []string{PolicyDefault, PolicyAdaptive, PolicyDynamic, PolicyDynamicOpt, PolicyOracle}
+}
+
+// Defaults of Config's zero fields.
+const (
+	DefaultDays          = 90
+	DefaultBudgetShare   = 0.10
+	DefaultRecluster     = 7
+	DefaultMinPts        = 12
+	DefaultMinSamples    = 5
+	DefaultSampleRate    = 0.05
+	DefaultFetchLag      = time.Minute
+	DefaultMaxChanges    = 16
+	defaultOracleMaxFreq = 1.0 // per day: one fetch per daily round
+)
+
+// Config configures Run. Zero fields take the defaults above.
+type Config struct {
+	// Days is the number of simulated days, one crawl round per day at
+	// Start + d days (default 90).
+	Days int
+	// Budget is the most fetches per round (default 10% of the pages,
+	// rounded up). A round fetches at most Budget of the due pages; budget
+	// a round does not use is lost (not carried over), as a crawler with
+	// nothing due idles.
+	Budget int
+	// Policies are the policies to run (default PolicyNames()).
+	Policies []string
+	// Schedule configures the crawldb schedules (default
+	// crawldb.DefaultScheduleConfig(): Nutch's defaults, and the dynamic
+	// schedule's).
+	Schedule *crawldb.ScheduleConfig
+	// Recluster is the number of days between DBSCAN runs of the dynamic
+	// policies (default 7); the first is on day Recluster.
+	Recluster int
+	// Eps and MinPts are DBSCAN's parameters for the dynamic policies.
+	// Eps 0 means dbscan.SuggestEps's k-distance knee of each run's
+	// points; MinPts 0 means DefaultMinPts.
+	Eps    float64
+	MinPts int
+	// MinSamples (K) and SampleRate (R) choose each cluster's samples:
+	// max(K, ceil(R·size)) members nearest the centre (defaults 5 and
+	// 0.05). A negative SampleRate means 0.
+	MinSamples int
+	SampleRate float64
+	// FetchLag is how long after a round's start its fetches happen
+	// (default one minute). A real crawl fetches after the round's
+	// generate, so a page due exactly one interval after its fetch is
+	// due just after the next round's time; a positive lag reproduces
+	// that. Negative means 0.
+	FetchLag time.Duration
+	// Workers bounds the policies simulated at once (default GOMAXPROCS).
+	Workers int
+	// Log receives progress; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// Validate checks the configuration as Run will (with the budget's
+// default for any number of pages).
+func (c Config) Validate() error {
+	_, err := c.resolved(1)
+	return err
+}
+
+// resolved fills the defaults for n pages.
+func (c Config) resolved(n int) (Config, error) {
+	if c.Days == 0 {
+		c.Days = DefaultDays
+	}
+	if c.Budget == 0 {
+		c.Budget = max(1, (n*int(DefaultBudgetShare*1000)+999)/1000)
+	}
+	if len(c.Policies) == 0 {
+		c.Policies = PolicyNames()
+	}
+	if c.Schedule == nil {
+		s := crawldb.DefaultScheduleConfig()
+		c.Schedule = &s
+	}
+	if c.Recluster == 0 {
+		c.Recluster = DefaultRecluster
+	}
+	if c.MinPts == 0 {
+		c.MinPts = DefaultMinPts
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = DefaultMinSamples
+	}
+	if c.SampleRate == 0 {
+		c.SampleRate = DefaultSampleRate
+	}
+	c.SampleRate = max(c.SampleRate, 0)
+	if c.FetchLag == 0 {
+		c.FetchLag = DefaultFetchLag
+	}
+	c.FetchLag = max(c.FetchLag, 0)
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	switch {
+	case c.Days < 1:
+		return c, fmt.Errorf("revisit: days %d: want at least 1", c.Days)
+	case c.Budget < 1:
+		return c, fmt.Errorf("revisit: budget %d: want at least 1 fetch a day", c.Budget)
+	case c.Recluster < 1:
+		return c, fmt.Errorf("revisit: recluster every %d days: want at least 1", c.Recluster)
+	case c.Eps < 0:
+		return c, fmt.Errorf("revisit: eps %v: want >= 0 (0: the k-distance knee)", c.Eps)
+	case c.MinPts < 1:
+		return c, fmt.Errorf("revisit: minPts %d: want at least 1", c.MinPts)
+	case c.MinSamples < 1:
+		return c, fmt.Errorf("revisit: min samples %d: want at least 1", c.MinSamples)
+	case c.SampleRate > 1:
+		return c, fmt.Errorf("revisit: sample rate %v: want 0..1", c.SampleRate)
+	case c.FetchLag >= 24*time.Hour:
+		return c, fmt.Errorf("revisit: fetch lag %v: want less than a day", c.FetchLag)
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Policies {
+		if !slices.Contains(PolicyNames(), p) {
+			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(PolicyNames(), ", "))
+		}
+		if seen[p] {
+			return c, fmt.Errorf("revisit: policy %q given twice", p)
+		}
+		seen[p] = true
+	}
+	return c, nil
+}
+
+// Report is the result of Run.
+type Report struct {
+	// Pages, Days and Budget are the simulation's size; Events the change
+	// events of all pages in the period.
+	Pages  int   `json:"pages"`
+	Days   int   `json:"days"`
+	Budget int   `json:"budget"`
+	Events int64 `json:"events"`
+	// Start is simulated time zero.
+	Start time.Time `json:"start"`
+	// Recluster, Eps, MinPts, MinSamples, SampleRate and FetchLag are the
+	// settings used (Eps 0: the knee of each run).
+	Recluster  int     `json:"recluster_days"`
+	Eps        float64 `json:"eps"`
+	MinPts     int     `json:"min_pts"`
+	MinSamples int     `json:"min_samples"`
+	SampleRate float64 `json:"sample_rate"`
+	FetchLag   string  `json:"fetch_lag"`
+	// Policies are the results, in Config.Policies order.
+	Policies []Metrics `json:"policies"`
+	// Seconds is the wall time of Run (the truth excluded).
+	Seconds float64 `json:"seconds"`
+}
+
+// Run simulates each policy over the truth for cfg.Days daily rounds and
+// returns their metrics. Every policy sees the same pages and the same
+// change events. See the package documentation for the rounds, the
+// policies and the metrics.
+func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
+	start := time.Now()
+	c, err := cfg.resolved(len(tr.Pages))
+	if err != nil {
+		return nil, err
+	}
+	if horizon := time.Duration(c.Days) * 24 * time.Hour; tr.Horizon < horizon {
+		return nil, fmt.Errorf("revisit: the truth covers %v, less than %d days", tr.Horizon, c.Days)
+	}
+	rep := &Report{Pages: len(tr.Pages), Days: c.Days, Budget: c.Budget, Start: tr.Start,
+		Recluster: c.Recluster, Eps: c.Eps, MinPts: c.MinPts, MinSamples: c.MinSamples,
+		SampleRate: c.SampleRate, FetchLag: c.FetchLag.String(),
+		Policies: make([]Metrics, len(c.Policies))}
+	errs := make([]error, len(c.Policies))
+	sem := make(chan struct{}, c.Workers)
+	var wg sync.WaitGroup
+	for i, name := range c.Policies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = fmt.Errorf("revisit: policy %s: panic: %v", name, r)
+				}
+			}()
+			m, err := simulate(ctx, tr, c, name)
+			if err != nil {
+				errs[i] = fmt.Errorf("revisit: policy %s: %w", name, err)
+				return
+			}
+			rep.Policies[i] = m
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(rep.Policies) > 0 {
+		rep.Events = rep.Policies[0].Events
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// policy schedules the pages of one simulation.
+type policy interface {
+	// initDatum prepares page i's datum before the first round.
+	initDatum(i int, d *crawldb.Datum, now time.Time)
+	// schedule is called before round day's generate, with the datums
+	// as the CrawlDB has them, and returns the schedule of the round's
+	// generate and updatedb.
+	schedule(ctx context.Context, day int, now time.Time, datums []crawldb.Datum) (crawldb.Schedule, error)
+}
+
+func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, error) {
+	switch name {
+	case PolicyDefault, PolicyAdaptive:
+		s, err := crawldb.NewSchedule(name, *c.Schedule)
+		if err != nil {
+			return nil, err
+		}
+		return fixedPolicy{s}, nil
+	case PolicyOracle:
+		return newOraclePolicy(ctx, tr, c)
+	case PolicyDynamic, PolicyDynamicOpt:
+		return newDynamicPolicy(tr, c, name == PolicyDynamicOpt)
+	}
+	return nil, fmt.Errorf("unknown policy %q", name)
+}
+
+// fixedPolicy is one schedule for the whole simulation.
+type fixedPolicy struct{ s crawldb.Schedule }
+
+func (p fixedPolicy) initDatum(_ int, d *crawldb.Datum, now time.Time) { p.s.InitializeSchedule(d, now) }
+
+func (p fixedPolicy) schedule(context.Context, int, time.Time, []crawldb.Datum) (crawldb.Schedule, error) {
+	return p.s, nil
+}
+
+// candidate is a due page of a round.
+type candidate struct {
+	page     int32
+	due      int64 // FetchTime in ms after generate's ShouldFetch
+	interval int32 // FetchInterval after ShouldFetch
+}
+
+// simulate runs one policy.
+func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, error) {
+	t0 := time.Now()
+	pol, err := newPolicy(ctx, name, tr, c)
+	if err != nil {
+		return Metrics{}, err
+	}
+	horizon := float64(c.Days) * daySeconds
+	tk, err := NewTracker(tr.Events, horizon)
+	if err != nil {
+		return Metrics{}, err
+	}
+	maxInterval := int32(c.Schedule.MaxInterval / time.Second)
+	datums := make([]crawldb.Datum, len(tr.Pages))
+	for i, p := range tr.Pages {
+		d := &datums[i]
+		*d = crawldb.Datum{URL: p.URL, Host: p.Host, Status: crawldb.StatusDBUnfetched, ClusterID: -1, Score: 1}
+		pol.initDatum(i, d, tr.Start)
+	}
+	var cands []candidate
+	for day := range c.Days {
+		if err := ctx.Err(); err != nil {
+			return Metrics{}, err
+		}
+		now := tr.Start.Add(time.Duration(day) * 24 * time.Hour)
+		sched, err := pol.schedule(ctx, day, now, datums)
+		if err != nil {
+			return Metrics{}, fmt.Errorf("day %d: %w", day, err)
+		}
+		// generate: the due pages, most overdue first, at most Budget.
+		cands = cands[:0]
+		for i := range datums {
+			cp := datums[i]
+			if sched.ShouldFetch(&cp, now) {
+				cands = append(cands, candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval})
+			}
+		}
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page)) })
+		if len(cands) > c.Budget {
+			cands = cands[:c.Budget]
+		}
+		at := now.Add(c.FetchLag)
+		atSec := at.Sub(tr.Start).Seconds()
+		for _, cd := range cands {
+			i := int(cd.page)
+			if _, _, err := tk.Fetch(i, atSec); err != nil {
+				return Metrics{}, err
+			}
+			version := tr.Events.CountAt(i, atSec)
+			d := &datums[i]
+			d.FetchInterval = cd.interval
+			ApplyFetch(sched, d, at, now, Signature(version), tr.Pages[i].Features, maxInterval)
+		}
+		c.Log.Debug("revisit: round", "policy", name, "day", day, "due", len(cands))
+	}
+	m := tk.Finish()
+	m.Policy = name
+	m.Budget = c.Budget
+	m.BudgetUsed = float64(m.Fetches) / (float64(c.Budget) * float64(c.Days))
+	m.Sources = map[string]int64{}
+	for i := range datums {
+		m.Sources[string(datums[i].Source)]++
+	}
+	m.Seconds = time.Since(t0).Seconds()
+	c.Log.Info("revisit: policy done", "policy", name, "fetches", m.Fetches, "freshness", m.Freshness, "seconds", m.Seconds)
+	return m, nil
+}
+
+// Signature is the simulated content signature of a page's version: equal
+// for equal versions, different otherwise, as a digest of the content
+// (a pure function of the version) is.
+func Signature(version int) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(version)+1)
+	return b[:]
+}
+
+// ApplyFetch merges a successful fetch (HTTP 200) of d at fetchTime whose
+// parse gave the signature sig and the features f into d, as updatedb does
+// for a fetch_success with a crawl_parse signature (jobs.UpdateDB; the
+// same steps in the same order): the change state is "unknown" without an
+// old signature, else "modified" or "not modified" by comparing
+// signatures; the schedule's SetFetchSchedule gets the previous fetch
+// time and modification time (the row's FetchTime and ModifiedTime) and
+// the state; a not-modified page keeps its signature and modification
+// time and becomes db_notmodified, any other db_fetched with the new
+// signature; FetchCount counts the fetch and Observe records a known
+// state; an interval above maxInterval (seconds, db.fetch.interval.max)
+// forces a refetch (ForceRefetch at now, not asap). The features are the
+// parse's; the inlink count is kept when higher, as updatedb keeps the
+// links it saw. It returns the change state.
+//
+// updatedb's own code is not exported (jobs.dbMerger.applyFetch); this is
+// its mirror for a fetch with no redirect, retry or failure.
+func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, sig []byte, f crawldb.Features, maxInterval int32) crawldb.ChangeState {
+	prevFetchTime, prevModifiedTime := d.FetchTime, d.ModifiedTime
+	oldSig := d.Signature
+	d.Status = crawldb.StatusFetchSuccess
+	d.PrevFetchTime = fetchTime
+	d.FetchTime = fetchTime
+	d.HTTPStatus = 200
+	inl := d.Features.Inlinks
+	d.Features = f
+	d.Features.Inlinks = max(f.Inlinks, inl)
+	state := crawldb.StateUnknown
+	if len(oldSig) > 0 && sig != nil {
+		if string(oldSig) == string(sig) {
+			state = crawldb.StateNotModified
+		} else {
+			state = crawldb.StateModified
+		}
+	}
+	s.SetFetchSchedule(d, prevFetchTime, prevModifiedTime, fetchTime, d.ModifiedTime, state)
+	if state == crawldb.StateNotModified {
+		d.Status = crawldb.StatusDBNotModified
+		d.ModifiedTime = prevModifiedTime
+		d.Signature = oldSig
+	} else {
+		d.Status = crawldb.StatusDBFetched
+		if sig != nil {
+			d.Signature = sig
+		}
+	}
+	d.FetchCount++
+	if state != crawldb.StateUnknown {
+		d.Observe(fetchTime, state == crawldb.StateModified)
+	}
+	if maxInterval < d.FetchInterval {
+		s.ForceRefetch(d, false, now)
+	}
+	d.GenerateTime = time.Time{}
+	return state
+}

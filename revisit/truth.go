@@ -1,0 +1,168 @@
+package revisit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/simweb"
+)
+
+// daySeconds is the length of a simulated day in seconds.
+const daySeconds = 86400.0
+
+// Page is one page of the simulated web: what the simulator knows about it
+// from simweb's ground truth.
+type Page struct {
+	// ID is the simweb page id.
+	ID int
+	// URL is the page's canonical URL (host names, no port).
+	URL string
+	// Host is the URL's host name.
+	Host string
+	// Rate is the true change rate, in changes per day (0: never).
+	Rate float64
+	// Features are the page's features as a crawl's parse records them
+	// (simweb's truth of version 0; later versions differ in Bytes and
+	// Words by a few percent).
+	Features crawldb.Features
+}
+
+// Events holds the change-event times of a set of pages, in seconds since
+// the simulation's start, sorted per page. It is immutable once built and
+// safe for concurrent use.
+type Events struct {
+	off []int64
+	t   []float64
+}
+
+// NewEvents builds Events from per-page event times (seconds since the
+// start). Each page's times must be finite, non-negative and sorted.
+func NewEvents(perPage [][]float64) (*Events, error) {
+	e := &Events{off: make([]int64, 1, len(perPage)+1)}
+	for i, ts := range perPage {
+		for j, v := range ts {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				return nil, fmt.Errorf("revisit: page %d: event %d at %v s: want a finite time >= 0", i, j, v)
+			}
+			if j > 0 && v < ts[j-1] {
+				return nil, fmt.Errorf("revisit: page %d: event %d at %v s before event %d at %v s", i, j, v, j-1, ts[j-1])
+			}
+		}
+		e.t = append(e.t, ts...)
+		e.off = append(e.off, int64(len(e.t)))
+	}
+	return e, nil
+}
+
+// Len is the number of pages.
+func (e *Events) Len() int { return len(e.off) - 1 }
+
+// Total is the number of events of all pages.
+func (e *Events) Total() int64 { return int64(len(e.t)) }
+
+// Page returns page i's event times (do not modify).
+func (e *Events) Page(i int) []float64 { return e.t[e.off[i]:e.off[i+1]:e.off[i+1]] }
+
+// CountAt is the number of events of page i at or before time s: the
+// version of the page a fetch at s sees.
+func (e *Events) CountAt(i int, s float64) int {
+	ts := e.Page(i)
+	return sort.Search(len(ts), func(k int) bool { return ts[k] > s })
+}
+
+// Truth is the simulated web: the pages a crawler can fetch and their
+// change events over the simulated period.
+type Truth struct {
+	// Start is simulated time zero (simweb's epoch: change processes
+	// start there). Horizon is the length of the simulated period.
+	Start   time.Time
+	Horizon time.Duration
+	// Pages are the simulated pages; page i's events are Events.Page(i).
+	Pages  []Page
+	Events *Events
+}
+
+// NewTruth reads from web the pages a crawl of it fetches successfully
+// every time (content pages answering 200 that robots.txt allows) and their
+// change events in (Start, Start+horizon], exactly those the web's server
+// would serve (simweb.Web.ChangeTimes). With a web generated without
+// hazards every such page answers 200 on every day. It renders every page
+// once for its features, on GOMAXPROCS goroutines.
+func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Truth, error) {
+	if horizon <= 0 {
+		return nil, fmt.Errorf("revisit: horizon %v: want a positive duration", horizon)
+	}
+	start := web.Config().Epoch
+	end := start.Add(horizon)
+	n := web.NumPages()
+	type row struct {
+		ok   bool
+		page Page
+		ev   []float64
+	}
+	rows := make([]row, n)
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[w] = fmt.Errorf("revisit: reading the web's truth: panic: %v", r)
+				}
+			}()
+			for id := w; id < n; id += workers {
+				if id%1024 == 0 && ctx.Err() != nil {
+					errs[w] = ctx.Err()
+					return
+				}
+				p := web.Page(id)
+				if !p.Kind.IsContent() || p.Status != 200 || !p.RobotsAllowed {
+					continue
+				}
+				url := web.URL(id, simweb.Addressing{})
+				var ev []float64
+				for _, t := range web.ChangeTimes(id, start, end) {
+					ev = append(ev, t.Sub(start).Seconds())
+				}
+				f := p.Features
+				rows[id] = row{ok: true, ev: ev, page: Page{
+					ID: id, URL: url, Host: web.Host(p.Host).Name, Rate: p.Rate,
+					Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
+						Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
+				}}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	tr := &Truth{Start: start, Horizon: horizon}
+	var per [][]float64
+	for _, r := range rows {
+		if r.ok {
+			tr.Pages = append(tr.Pages, r.page)
+			per = append(per, r.ev)
+		}
+	}
+	if len(tr.Pages) == 0 {
+		return nil, fmt.Errorf("revisit: the web has no fetchable content pages")
+	}
+	ev, err := NewEvents(per)
+	if err != nil {
+		return nil, err
+	}
+	tr.Events = ev
+	return tr, nil
+}
