@@ -264,7 +264,9 @@ func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, e
 // fixedPolicy is one schedule for the whole simulation.
 type fixedPolicy struct{ s crawldb.Schedule }
 
-func (p fixedPolicy) initDatum(_ int, d *crawldb.Datum, now time.Time) { p.s.InitializeSchedule(d, now) }
+func (p fixedPolicy) initDatum(_ int, d *crawldb.Datum, now time.Time) {
+	p.s.InitializeSchedule(d, now)
+}
 
 func (p fixedPolicy) schedule(context.Context, int, time.Time, []crawldb.Datum) (crawldb.Schedule, error) {
 	return p.s, nil
