@@ -1,35 +1,45 @@
-// Command fetch is the fetch-and-parse benchmark harness: it serves a
-// synthetic web (package simweb) on loopback, injects every URL a polite
-// crawler may fetch from it into a fresh crawl, generates one segment with
-// all of them, and then measures, each in its own process, in one run:
+// Command fetch is the fetch benchmark harness of trawl. It serves a
+// synthetic web (package simweb) from its own process on loopback, injects
+// URLs of it into a fresh crawl, generates one segment with all of them,
+// and measures contenders, each in its own process, one after another.
+// Requests are counted from simweb's access log, the same way for every
+// contender. Two experiments (-experiment):
 //
-//   - the raw limit: a bare net/http client (this binary's "raw" mode)
-//     GETting the same URLs (the segment's fetch list) with the same number
-//     of connections, one per host at a time and the busiest free host
-//     first, keep-alive on, names resolved through simweb's DNS server,
-//     bodies read and discarded, nothing parsed or written;
-//   - trawl fetch with no politeness delay, then trawl parse;
+// throughput: trawl against its peers and the raw limit. Every host is
+// served on its own loopback address (ServeOptions.IPPerHost) and URLs
+// name hosts by address, so every contender fetches exactly the same URLs
+// with no DNS at all: the segment's fetch list. Contenders, all with 64
+// connections in all and one per host:
 //
-// and prints pages per second, wall time and peak RSS of each, with the
-// ratio of trawl's throughput to the raw limit.
+//   - raw: a bare net/http client (this binary's "raw" mode), the busiest
+//     free host first, keep-alive on, bodies read and discarded;
+//   - colly: bench/peers/colly (its own Go module), colly.Async with a
+//     Parallelism-1 LimitRule per host;
+//   - scrapy: bench/peers/scrapy/listspider.py under Debian's Scrapy;
+//   - wget: `wget -i` (no recursion), as 64 processes over lists split by
+//     host, and as one process (one connection) for a limited time;
+//   - trawl fetch (per policy) and trawl parse.
 //
-//	go run ./bench/fetch -trawl bin/trawl                       # 500 hosts, 50,000 pages
-//	go run ./bench/fetch -trawl bin/trawl -hosts 100 -pages 5000 -latency 0
+// policies: the crawl-scheduling paper's experiment: a fetch list whose
+// scores carry page quality (PageRank, then Zipf(1) random values) fetched
+// with a polite server delay by each --policy of trawl fetch; pages and
+// quality share over time (tables and plots), and keep-alive against one
+// request per connection.
+//
+//	go run ./bench/fetch -trawl bin/trawl                          # both, the issue's scale
+//	go run ./bench/fetch -trawl bin/trawl -experiment throughput -hosts 100 -pages 5000
+//	go run ./bench/fetch -trawl bin/trawl -experiment policies -policy-pages 5000 -out /tmp/plots
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,28 +48,51 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "raw" {
-		if err := rawMain(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "raw:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "raw":
+			if err := rawMain(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, "raw:", err)
+				os.Exit(1)
+			}
+			return
+		case "wgetpool":
+			if err := wgetPoolMain(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, "wgetpool:", err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	var o options
+	flag.StringVar(&o.experiments, "experiment", "throughput,policies", "experiments to run, comma-separated: throughput, policies")
 	flag.StringVar(&o.trawl, "trawl", "bin/trawl", "the trawl binary to measure")
 	flag.StringVar(&o.dir, "dir", filepath.Join(os.TempDir(), "trawl-bench-fetch"), "work directory (wiped)")
+	flag.StringVar(&o.out, "out", "bench-fetch-out", "directory for the plots (PNG) and the policy curves (CSV)")
 	flag.Uint64Var(&o.seed, "seed", 1, "simweb seed")
-	flag.IntVar(&o.hosts, "hosts", 500, "simweb regular hosts")
-	flag.IntVar(&o.pages, "pages", 50_000, "simweb content pages")
+	flag.IntVar(&o.hosts, "hosts", 500, "throughput: simweb regular hosts")
+	flag.IntVar(&o.pages, "pages", 50_000, "throughput: simweb content pages")
 	flag.Float64Var(&o.latency, "latency", 1, "scale of the simweb hosts' latency (1: the generated mix, median 15 ms; 0: none)")
 	flag.StringVar(&o.hazards, "hazards", "traps", "simweb hazards (see trawl simweb serve --help); the default keeps only those that cost one quick response each")
-	flag.IntVar(&o.conns, "connections", 64, "concurrent connections in all, for both contenders (trawl: split evenly over its fetch tasks)")
-	flag.IntVar(&o.fetchers, "fetchers", runtime.NumCPU(), "fetch-list parts (generate --num-fetchers), run at once")
-	flag.IntVar(&o.runs, "runs", 1, "measure each contender this many times, alternating; the table shows every run")
-	flag.StringVar(&o.agent, "agent", "trawl-bench", "user agent of both contenders")
+	flag.IntVar(&o.conns, "connections", 64, "concurrent connections in all, for every contender (trawl: split evenly over its fetch tasks)")
+	flag.IntVar(&o.fetchers, "fetchers", runtime.NumCPU(), "throughput: fetch-list parts (generate --num-fetchers), run at once")
+	flag.IntVar(&o.runs, "runs", 1, "throughput: measure each contender this many times, alternating; the table shows every run")
+	flag.StringVar(&o.agent, "agent", "trawl-bench", "user agent prefix: contenders send AGENT-raw, AGENT-colly, ... (trawl sends AGENT)")
 	flag.StringVar(&o.memory, "memory", "256MiB", "engine memory budget passed to trawl")
+	flag.StringVar(&o.peers, "peers", "colly,scrapy,wget,wget1", "throughput: peers to measure (colly, scrapy, wget = 64 wget processes, wget1 = one wget process); empty for none")
+	flag.StringVar(&o.collyDir, "colly-dir", "bench/peers/colly", "the colly harness module (built with go build)")
+	flag.StringVar(&o.scrapySpider, "scrapy-spider", "bench/peers/scrapy/listspider.py", "the Scrapy spider file")
+	flag.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with Scrapy installed (Debian's python3-scrapy)")
+	flag.StringVar(&o.wget, "wget", "wget", "the wget binary")
+	flag.DurationVar(&o.wget1Limit, "wget1-limit", 2*time.Minute, "throughput: the single wget process is stopped after this (its rate is over what it fetched); 0 means no limit")
+	flag.StringVar(&o.trawlPolicies, "trawl-policies", "auto", "throughput: trawl fetch --policy values to measure, comma-separated; \"default\" means no --policy flag; auto: default, and capacity if trawl fetch has --policy")
+	flag.StringVar(&o.policies, "policies", "breadth-first,performance,quality,capacity", "policies: the --policy values compared")
+	flag.IntVar(&o.policyHosts, "policy-hosts", 500, "policies: simweb regular hosts")
+	flag.IntVar(&o.policyPages, "policy-pages", 20_000, "policies: simweb content pages")
+	flag.DurationVar(&o.policyDelay, "policy-delay", time.Second, "policies: trawl fetch --server-delay")
+	flag.StringVar(&o.qualities, "qualities", "pagerank,zipf", "policies: page quality models, comma-separated (pagerank, zipf)")
+	flag.BoolVar(&o.keepAliveRun, "keep-alive-run", true, "policies: also fetch with the best policy and keep-alive off (if trawl fetch has a keep-alive setting)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
-	flag.StringVar(&o.accessLog, "access-log", "", "write simweb's access log (every request, both contenders) to `FILE` as JSON lines, for diagnosis")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -76,14 +109,18 @@ func main() {
 
 // options are the harness's flags.
 type options struct {
-	trawl, dir, hazards, agent, memory  string
-	accessLog                           string
-	seed                                uint64
-	hosts, pages, conns, fetchers, runs int
-	latency                             float64
-	keep                                bool
+	experiments, trawl, dir, out, hazards, agent, memory string
+	peers, collyDir, scrapySpider, python, wget          string
+	trawlPolicies, policies, qualities                   string
+	seed                                                 uint64
+	hosts, pages, conns, fetchers, runs                  int
+	policyHosts, policyPages                             int
+	latency                                              float64
+	wget1Limit, policyDelay                              time.Duration
+	keepAliveRun, keep                                   bool
 }
 
+// run runs the experiments o asks for.
 func run(ctx context.Context, log *slog.Logger, o options) error {
 	if o.conns < o.fetchers || o.fetchers < 1 || o.runs < 1 {
 		return fmt.Errorf("need -fetchers >= 1, -connections >= -fetchers and -runs >= 1")
@@ -91,128 +128,68 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 	if err := os.RemoveAll(o.dir); err != nil {
 		return fmt.Errorf("wiping %s: %w", o.dir, err)
 	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
-		return fmt.Errorf("work directory: %w", err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the harness binary: %w", err)
-	}
 	trawl, err := filepath.Abs(o.trawl)
 	if err != nil {
 		return fmt.Errorf("-trawl: %w", err)
 	}
-
-	// The synthetic web, served from this process.
-	hz, err := simweb.ParseHazards(o.hazards)
+	o.trawl = trawl
+	feat, err := trawlFeatures(ctx, trawl)
 	if err != nil {
-		return fmt.Errorf("-hazards: %w", err)
+		return err
 	}
-	cfg := simweb.DefaultConfig()
-	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.hosts, o.pages, hz
-	start := time.Now()
-	web, err := simweb.New(cfg)
-	if err != nil {
-		return fmt.Errorf("generating the synthetic web: %w", err)
-	}
-	so := simweb.ServeOptions{
-		DNSAddr:        "127.0.0.1:0",
-		Latency:        o.latency,
-		AccessLogLimit: 1024,
-		Logger:         log.With("component", "simweb"),
-	}
-	if o.accessLog != "" {
-		f, err := os.Create(o.accessLog)
+	for _, x := range splitList(o.experiments) {
+		switch x {
+		case "throughput":
+			err = runThroughput(ctx, log, o, feat)
+		case "policies":
+			err = runPolicies(ctx, log, o, feat)
+		default:
+			err = fmt.Errorf("-experiment: unknown experiment %q (want throughput, policies)", x)
+		}
 		if err != nil {
-			return fmt.Errorf("-access-log: %w", err)
+			return fmt.Errorf("%s: %w", x, err)
 		}
-		defer f.Close() // after srv.Close, which flushes the log
-		so.AccessLogJSONL = f
 	}
-	srv, err := web.Serve(ctx, so)
-	if err != nil {
-		return fmt.Errorf("serving the synthetic web: %w", err)
-	}
-	defer srv.Close()
-	set := selectURLs(web, srv)
-	log.Info("synthetic web served", "hosts", o.hosts, "web_urls", web.NumPages(), "urls", len(set.urls),
-		"http", srv.HTTPAddr(), "dns", srv.DNSAddr(), "took", time.Since(start).Round(time.Millisecond))
-	seedsFile := filepath.Join(o.dir, "seeds.txt")
-	if err := os.WriteFile(seedsFile, []byte(strings.Join(set.urls, "\n")+"\n"), 0o644); err != nil {
-		return fmt.Errorf("writing the URL list: %w", err)
-	}
-
-	// The crawl: every URL injected, one segment with all of them.
-	crawl := filepath.Join(o.dir, "crawl")
-	global := []string{"--crawl", crawl, "--memory", o.memory, "--log-level", "warn"}
-	if _, err := measure(ctx, "inject", os.Stderr, trawl, append(global, "inject", seedsFile)...); err != nil {
-		return err
-	}
-	gen, err := measure(ctx, "generate", os.Stderr, trawl, append(global, "generate",
-		"--topN", strconv.Itoa(2*len(set.urls)), "--num-fetchers", strconv.Itoa(o.fetchers), "--now", "+1h")...)
-	if err != nil {
-		return err
-	}
-	seg := strings.TrimSpace(string(gen.stdout))
-	if seg == "" {
-		return fmt.Errorf("generate printed no segment")
-	}
-	// The raw client gets the fetch list itself: inject normalizes and
-	// filters URLs (a few simweb paths fail the path-loop filter), so the
-	// fetch list, not the seed file, is the URL set both fetch.
-	fetchList, err := readFetchList(seg)
-	if err != nil {
-		return err
-	}
-	set.fetchList = len(fetchList)
-	set.bounds(web, fetchList, o.latency, o.conns)
-	urlsFile := filepath.Join(o.dir, "fetchlist.txt")
-	if err := os.WriteFile(urlsFile, []byte(strings.Join(fetchList, "\n")+"\n"), 0o644); err != nil {
-		return fmt.Errorf("writing the fetch list: %w", err)
-	}
-	log.Info("segment generated", "segment", seg, "urls", len(fetchList), "dropped_by_inject", len(set.urls)-len(fetchList))
-
-	perTask := o.conns / o.fetchers
-	fetchArgs := append(append([]string{}, global...), "fetch", seg, "--agent", o.agent,
-		"--server-delay", "0", "--allow-private", "--dns-server", srv.DNSAddr(),
-		"--max-connections", strconv.Itoa(perTask))
-	parseArgs := append(append([]string{}, global...), "parse", seg)
-
-	var runs []runResult
-	for i := range o.runs {
-		if i > 0 {
-			if err := clearSegment(seg); err != nil {
-				return err
-			}
-		}
-		var r runResult
-		log.Info("raw limit", "run", i+1)
-		m, err := measure(ctx, "raw", os.Stderr, self, "raw", urlsFile, srv.DNSAddr(), strconv.Itoa(o.conns), o.agent)
-		if err != nil {
-			return err
-		}
-		r.raw = m
-		if err := json.Unmarshal(m.stdout, &r.rawRes); err != nil {
-			return fmt.Errorf("raw: reading its result %q: %w", m.stdout, err)
-		}
-		if r.rawRes.FirstError != "" {
-			log.Warn("raw client errors", "errors", r.rawRes.Errors, "first", r.rawRes.FirstError)
-		}
-		log.Info("trawl fetch", "run", i+1)
-		if r.fetch, err = measure(ctx, "fetch", os.Stderr, trawl, fetchArgs...); err != nil {
-			return err
-		}
-		log.Info("trawl parse", "run", i+1)
-		if r.parse, err = measure(ctx, "parse", os.Stderr, trawl, parseArgs...); err != nil {
-			return err
-		}
-		if r.counts, err = countSegment(seg); err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	}
-	printTable(os.Stdout, o, set, runs)
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// features are the trawl fetch settings this harness uses when the binary
+// has them (read from trawl fetch --help).
+type features struct {
+	// policy: --policy exists; keepAlive is the flag that turns keep-alive
+	// off ("" if none).
+	policy    bool
+	keepAlive string
+}
+
+func trawlFeatures(ctx context.Context, trawl string) (features, error) {
+	m, err := measure(ctx, "trawl fetch --help", os.Stderr, trawl, "fetch", "--help")
+	if err != nil {
+		return features{}, err
+	}
+	help := string(m.stdout)
+	var f features
+	f.policy = strings.Contains(help, "--policy")
+	switch {
+	case strings.Contains(help, "--keep-alive"):
+		f.keepAlive = "--keep-alive=false"
+	case strings.Contains(help, "--no-keep-alive"):
+		f.keepAlive = "--no-keep-alive"
+	case strings.Contains(help, "--disable-keep-alive"):
+		f.keepAlive = "--disable-keep-alive"
+	}
+	return f, nil
 }
 
 // urlSet is the URL set both contenders fetch.
@@ -220,6 +197,7 @@ type urlSet struct {
 	// urls are the URLs injected; fetchList the number generate put in
 	// the segment (after inject's normalization and filters).
 	urls      []string
+	ids       []int
 	fetchList int
 	// webURLs is the number of URLs the web knows; the others count those
 	// left out, by reason.
@@ -249,6 +227,7 @@ func selectURLs(w *simweb.Web, srv *simweb.Server) urlSet {
 			s.robots++
 		default:
 			s.urls = append(s.urls, srv.URL(id))
+			s.ids = append(s.ids, id)
 		}
 	}
 	return s
@@ -256,19 +235,15 @@ func selectURLs(w *simweb.Web, srv *simweb.Server) urlSet {
 
 // bounds sets the latency floors of fetching urls with conns connections,
 // one per host, from the hosts' median latencies scaled by latency.
-func (s *urlSet) bounds(w *simweb.Web, urls []string, latency float64, conns int) {
+func (s *urlSet) bounds(e *webEnv, urls []string, latency float64, conns int) {
 	perHost := map[int]time.Duration{}
 	var sum time.Duration
 	for _, u := range urls {
-		pu, err := url.Parse(u)
-		if err != nil {
-			continue
-		}
-		h, ok := w.HostByName(pu.Hostname())
+		h, ok := e.hostOf(u)
 		if !ok {
 			continue
 		}
-		d := time.Duration(float64(w.Host(h).Latency) * latency)
+		d := time.Duration(float64(e.web.Host(h).Latency) * latency)
 		perHost[h] += d
 		sum += d
 	}
@@ -276,51 +251,4 @@ func (s *urlSet) bounds(w *simweb.Web, urls []string, latency float64, conns int
 		s.serialFloor = max(s.serialFloor, d)
 	}
 	s.spreadFloor = sum / time.Duration(conns)
-}
-
-// runResult is one run of both contenders.
-type runResult struct {
-	raw, fetch, parse measurement
-	rawRes            rawResult
-	counts            segmentCounts
-}
-
-func printTable(out io.Writer, o options, set urlSet, runs []runResult) {
-	fmt.Fprintf(out, "\nsimweb seed %d: %d hosts, %d URLs in the web, %d injected (left out: %d hostile, %d unresolvable, %d robots-disallowed), %d in the fetch list\n",
-		o.seed, o.hosts, set.webURLs, len(set.urls), set.hostile, set.unresolvable, set.robots, set.fetchList)
-	fmt.Fprintf(out, "latency x%g, hazards %s; %d connections (trawl: %d fetch tasks x %d), one per host; %d cores\n",
-		o.latency, o.hazards, o.conns, o.fetchers, o.conns/o.fetchers, runtime.NumCPU())
-	fmt.Fprintf(out, "latency floor (median latencies): the busiest host's URLs one after another %s; all URLs over %d connections %s\n\n",
-		set.serialFloor.Round(time.Millisecond), o.conns, set.spreadFloor.Round(time.Millisecond))
-	fmt.Fprintf(out, "| %-29s | %7s | %9s | %8s | %9s | %9s |\n", "contender", "pages", "wall", "pages/s", "peak RSS", "x raw")
-	fmt.Fprintln(out, "|-------------------------------|---------|-----------|----------|-----------|-----------|")
-	row := func(name string, pages int64, wall time.Duration, rss int64, raw float64) {
-		rate := float64(pages) / wall.Seconds()
-		ratio := "1.00"
-		if raw > 0 {
-			ratio = fmt.Sprintf("%.2f", rate/raw)
-		} else if raw < 0 {
-			ratio = "—"
-		}
-		fmt.Fprintf(out, "| %-29s | %7d | %8.2fs | %8.0f | %5.0f MiB | %9s |\n", name, pages, wall.Seconds(), rate, float64(rss)/(1<<20), ratio)
-	}
-	for i, r := range runs {
-		suffix := ""
-		if len(runs) > 1 {
-			suffix = fmt.Sprintf(" (run %d)", i+1)
-		}
-		rawRate := float64(r.rawRes.OK) / r.raw.wall.Seconds()
-		row("raw net/http"+suffix, r.rawRes.OK, r.raw.wall, r.raw.maxRSS, 0)
-		row("trawl fetch"+suffix, r.counts.ok, r.fetch.wall, r.fetch.maxRSS, rawRate)
-		row("trawl parse"+suffix, r.counts.parsed, r.parse.wall, r.parse.maxRSS, -1)
-		row("trawl fetch+parse"+suffix, r.counts.ok, r.fetch.wall+r.parse.wall, max(r.fetch.maxRSS, r.parse.maxRSS), rawRate)
-	}
-	fmt.Fprintln(out)
-	for i, r := range runs {
-		fmt.Fprintf(out, "run %d: raw %d responses (%d 200, %d errors, %d dials, %d DNS queries, %.1f MiB of bodies, %.2fs from first request to last response); "+
-			"trawl crawl_fetch %d rows (%d 200, %d other responses, %d without one), parse_data %d rows\n",
-			i+1, r.rawRes.Responses, r.rawRes.OK, r.rawRes.Errors, r.rawRes.Dials, r.rawRes.Lookups, float64(r.rawRes.Bytes)/(1<<20), r.rawRes.Seconds,
-			r.counts.rows, r.counts.ok, r.counts.responses-r.counts.ok, r.counts.rows-r.counts.responses, r.counts.parsed)
-	}
-	fmt.Fprintln(out, "pages: URLs answered 200 (raw), fetch_success rows (trawl fetch), parse_data rows (trawl parse); wall: process start to exit; peak RSS: VmHWM")
 }

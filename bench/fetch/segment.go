@@ -10,6 +10,23 @@ import (
 	"github.com/trawl/trawl/storage"
 )
 
+// The columns of the segment's files this harness reads: only those, so
+// that it reads segments of trawl binaries built before or after schema
+// additions (segment.Fetch, segment.Generate, segment.ParseData).
+type (
+	fetchRow struct {
+		URL        string `parquet:"url"`
+		HTTPStatus int32  `parquet:"http_status"`
+	}
+	generateRow struct {
+		URL   string  `parquet:"url"`
+		Score float32 `parquet:"score"`
+	}
+	urlRow struct {
+		URL string `parquet:"url"`
+	}
+)
+
 // segmentCounts are what trawl fetch and parse wrote to the segment.
 type segmentCounts struct {
 	// rows of crawl_fetch; responses those with an HTTP status, ok those
@@ -25,7 +42,7 @@ func countSegment(seg string) (segmentCounts, error) {
 	var c segmentCounts
 	fsys := storage.NewLocal()
 	err := eachPart(fsys, filepath.Join(seg, segment.DirFetch), func(f storage.File, name string) error {
-		r, err := parquetio.Open[segment.Fetch](f, name)
+		r, err := parquetio.Open[fetchRow](f, name)
 		if err != nil {
 			return err
 		}
@@ -47,7 +64,7 @@ func countSegment(seg string) (segmentCounts, error) {
 		return c, err
 	}
 	err = eachPart(fsys, filepath.Join(seg, segment.DirParseData), func(f storage.File, name string) error {
-		r, err := parquetio.Open[segment.ParseData](f, name)
+		r, err := parquetio.Open[urlRow](f, name)
 		if err != nil {
 			return err
 		}
@@ -61,7 +78,7 @@ func countSegment(seg string) (segmentCounts, error) {
 func readFetchList(seg string) ([]string, error) {
 	var urls []string
 	err := eachPart(storage.NewLocal(), filepath.Join(seg, segment.DirGenerate), func(f storage.File, name string) error {
-		r, err := parquetio.Open[segment.Generate](f, name)
+		r, err := parquetio.Open[generateRow](f, name)
 		if err != nil {
 			return err
 		}
@@ -74,6 +91,26 @@ func readFetchList(seg string) ([]string, error) {
 		return nil
 	})
 	return urls, err
+}
+
+// readFetchScores returns the score of every URL of the segment's
+// crawl_generate.
+func readFetchScores(seg string) (map[string]float32, error) {
+	scores := map[string]float32{}
+	err := eachPart(storage.NewLocal(), filepath.Join(seg, segment.DirGenerate), func(f storage.File, name string) error {
+		r, err := parquetio.Open[generateRow](f, name)
+		if err != nil {
+			return err
+		}
+		for row, err := range r.All() {
+			if err != nil {
+				return err
+			}
+			scores[row.URL] = row.Score
+		}
+		return nil
+	})
+	return scores, err
 }
 
 // eachPart calls fn with every Parquet part file of a job output directory.

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trawl/trawl/simweb"
+)
+
+// curvePoint is the state of a fetch after one more page request.
+type curvePoint struct {
+	t     time.Duration // since the fetch's first request
+	pages int64         // page requests answered 200 so far
+	share float64       // share of the fetch list's total quality fetched so far
+}
+
+// policyRun is one fetch of the policy experiment.
+type policyRun struct {
+	policy    string
+	keepAlive bool
+	wall      time.Duration
+	rss       int64
+	srv       served
+	// crawl is the time from the first request to the last response.
+	crawl time.Duration
+	curve []curvePoint
+}
+
+func (r policyRun) label() string {
+	if r.keepAlive {
+		return r.policy
+	}
+	return r.policy + " (no keep-alive)"
+}
+
+// rate is pages per second of crawl time.
+func (r policyRun) rate() float64 { return float64(r.srv.ok) / r.crawl.Seconds() }
+
+// timeTo returns the share of the crawl time at which the quality share
+// first reached q (1 if never).
+func (r policyRun) timeTo(q float64) float64 {
+	for _, p := range r.curve {
+		if p.share >= q {
+			return p.t.Seconds() / r.crawl.Seconds()
+		}
+	}
+	return 1
+}
+
+// auc is the area under the quality-share curve over normalized crawl
+// time: 1 would be all quality at once, 0.5 quality fetched at a constant
+// rate.
+func (r policyRun) auc() float64 {
+	var a float64
+	prevT, prevS := 0.0, 0.0
+	for _, p := range r.curve {
+		t := p.t.Seconds() / r.crawl.Seconds()
+		a += prevS * (t - prevT)
+		prevT, prevS = t, p.share
+	}
+	return a + prevS*(1-prevT)
+}
+
+// runPolicies runs the crawl-scheduling paper's experiment: one fetch list
+// whose scores are page quality, fetched with a polite delay by each
+// policy, for each quality model.
+func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features) error {
+	policies := splitList(o.policies)
+	if !feat.policy {
+		log.Warn("trawl fetch has no --policy yet: measuring its default (breadth-first) only")
+		policies = []string{"default"}
+	}
+	if len(policies) == 0 {
+		return fmt.Errorf("-policies: none given")
+	}
+	hz, err := simweb.ParseHazards(o.hazards)
+	if err != nil {
+		return fmt.Errorf("-hazards: %w", err)
+	}
+	cfg := simweb.DefaultConfig()
+	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.policyHosts, o.policyPages, hz
+	so := simweb.ServeOptions{Latency: o.latency, AccessLogLimit: 4*o.policyPages + 100_000}
+	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "policies"), cfg, so)
+	if err != nil {
+		return err
+	}
+	defer e.srv.Close()
+	set := selectURLs(e.web, e.srv)
+	global := []string{"--crawl", e.crawl, "--memory", o.memory, "--log-level", "warn"}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
+
+	type result struct {
+		quality string
+		urls    int
+		runs    []policyRun
+	}
+	var results []result
+	for qi, q := range splitList(o.qualities) {
+		quality, err := qualities(e.web, set.ids, q, o.seed)
+		if err != nil {
+			return err
+		}
+		// Scores scaled to a mean of 1 over the injected URLs (the
+		// ranking is what matters; this keeps float32 scores well away
+		// from underflow and rounding).
+		var sum float64
+		for _, id := range set.ids {
+			sum += quality[id]
+		}
+		lines := make([]string, len(set.urls))
+		for i, u := range set.urls {
+			score := quality[set.ids[i]] * float64(len(set.ids)) / sum
+			lines[i] = u + "\tscore=" + strconv.FormatFloat(score, 'g', 8, 64)
+		}
+		seg, fetchList, err := e.segmentFor(ctx, o.trawl, global, lines, 1)
+		if err != nil {
+			return err
+		}
+		inList := map[int]bool{}
+		var total float64
+		for _, u := range fetchList {
+			if id, ok := e.pageOf(u); ok && !inList[id] {
+				inList[id] = true
+				total += quality[id]
+			}
+		}
+		if err := checkScores(seg, e, quality); err != nil {
+			return err
+		}
+		log.Info("policy experiment: segment generated", "quality", q, "urls", len(fetchList))
+		if _, err := e.window(ctx); err != nil {
+			return err
+		}
+		res := result{quality: q, urls: len(fetchList)}
+		fetch := func(policy string, keepAlive bool) error {
+			if err := clearSegment(seg); err != nil {
+				return err
+			}
+			args := append(slices.Clone(global), "fetch", seg, "--agent", o.agent,
+				"--server-delay", o.policyDelay.String(), "--allow-private", "--dns-server", e.srv.DNSAddr(),
+				"--max-connections", strconv.Itoa(o.conns))
+			if policy != "default" {
+				args = append(args, "--policy", policy)
+			}
+			if !keepAlive {
+				args = append(args, feat.keepAlive)
+			}
+			log.Info("policy experiment: fetch", "quality", q, "policy", policy, "keep_alive", keepAlive)
+			m, err := measure(ctx, "fetch "+policy, os.Stderr, o.trawl, args...)
+			if err != nil {
+				return err
+			}
+			entries, err := e.window(ctx)
+			if err != nil {
+				return err
+			}
+			r := policyRun{policy: policy, keepAlive: keepAlive, wall: m.wall, rss: m.maxRSS, srv: countServed(entries)}
+			r.crawl, r.curve = qualityCurve(entries, quality, inList, total)
+			log.Info("policy experiment: measured", "quality", q, "policy", r.label(), "pages", r.srv.ok,
+				"crawl", r.crawl.Round(time.Millisecond), "to_80pc", fmt.Sprintf("%.2f", r.timeTo(0.8)))
+			res.runs = append(res.runs, r)
+			return nil
+		}
+		for _, p := range policies {
+			if err := fetch(p, true); err != nil {
+				return err
+			}
+		}
+		if qi == 0 && o.keepAliveRun {
+			if feat.keepAlive == "" {
+				log.Warn("trawl fetch has no keep-alive setting yet: no keep-alive run")
+			} else {
+				best := slices.MaxFunc(res.runs, func(a, b policyRun) int {
+					return cmpFloat(a.rate(), b.rate())
+				})
+				if err := fetch(best.policy, false); err != nil {
+					return err
+				}
+			}
+		}
+		results = append(results, res)
+		printPolicies(os.Stdout, o, q, len(fetchList), res.runs)
+		if err := writeCurves(filepath.Join(o.out, "policies-"+q+".csv"), res.runs); err != nil {
+			return err
+		}
+		if err := plotPolicies(o.out, q, res.runs); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stdout, "plots and curves in %s\n", o.out)
+	return nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// qualities returns a quality per page id for the model named q:
+// "pagerank" (simweb's truth) or "zipf" (1/rank, ranks a random permutation
+// of the ids drawn from seed: Zipf with a = 1).
+func qualities(w *simweb.Web, ids []int, q string, seed uint64) (map[int]float64, error) {
+	out := make(map[int]float64, len(ids))
+	switch q {
+	case "pagerank":
+		for _, id := range ids {
+			out[id] = w.Page(id).PageRank
+		}
+	case "zipf":
+		r := rand.New(rand.NewPCG(seed, 0x21bf))
+		perm := r.Perm(len(ids))
+		for i, id := range ids {
+			out[id] = 1 / float64(perm[i]+1)
+		}
+	default:
+		return nil, fmt.Errorf("-qualities: unknown model %q (want pagerank, zipf)", q)
+	}
+	return out, nil
+}
+
+// pageOf returns the page id a URL of the web names.
+func (e *webEnv) pageOf(u string) (int, bool) {
+	h, ok := e.hostOf(u)
+	if !ok {
+		return 0, false
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return 0, false
+	}
+	return e.web.Lookup(h, pu.EscapedPath())
+}
+
+// checkScores makes sure generate carried the injected quality into the
+// fetch list's scores (the policies rank by it): every row's score is its
+// page's quality times one factor, to float32 precision.
+func checkScores(seg string, e *webEnv, quality map[int]float64) error {
+	rows, err := readFetchScores(seg)
+	if err != nil {
+		return err
+	}
+	k, bad, n := 0.0, 0, 0
+	var first string
+	for u, s := range rows {
+		id, ok := e.pageOf(u)
+		if !ok || quality[id] == 0 {
+			continue
+		}
+		n++
+		r := float64(s) / quality[id]
+		if k == 0 {
+			k = r
+		}
+		if d := r/k - 1; d > 1e-4 || d < -1e-4 {
+			if bad == 0 {
+				first = fmt.Sprintf("%s: score %g, quality %g", u, s, quality[id])
+			}
+			bad++
+		}
+	}
+	if n == 0 || bad > 0 {
+		return fmt.Errorf("the fetch list's scores are not proportional to the injected quality for %d of %d URLs (first: %s)", bad, n, first)
+	}
+	return nil
+}
+
+// qualityCurve builds the pages and quality-share curve of a fetch from its
+// access-log entries: time from the first request (robots.txt included) to
+// each page response, in order of response. It returns the crawl time (to
+// the last response) and the curve.
+func qualityCurve(entries []simweb.Access, quality map[int]float64, inList map[int]bool, total float64) (time.Duration, []curvePoint) {
+	var pages []simweb.Access
+	var t0, t1 time.Time
+	for _, a := range entries {
+		if a.Host == "" {
+			continue
+		}
+		if t0.IsZero() || a.Start.Before(t0) {
+			t0 = a.Start
+		}
+		if a.End.After(t1) {
+			t1 = a.End
+		}
+		if a.Path != "/robots.txt" && a.Path != robotsMainPath {
+			pages = append(pages, a)
+		}
+	}
+	slices.SortFunc(pages, func(a, b simweb.Access) int { return a.End.Compare(b.End) })
+	var (
+		curve []curvePoint
+		n     int64
+		got   float64
+		seen  = map[int32]bool{}
+	)
+	for _, a := range pages {
+		if a.Status == 200 {
+			n++
+		}
+		if a.Status > 0 && a.Page >= 0 && inList[int(a.Page)] && !seen[a.Page] {
+			seen[a.Page] = true
+			got += quality[int(a.Page)]
+		}
+		curve = append(curve, curvePoint{t: a.End.Sub(t0), pages: n, share: got / total})
+	}
+	return t1.Sub(t0), curve
+}
+
+func printPolicies(out io.Writer, o options, q string, urls int, runs []policyRun) {
+	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, hazards %s;\n",
+		q, o.seed, o.policyHosts, urls, o.latency, o.hazards)
+	fmt.Fprintf(out, "trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyDelay, o.conns)
+	fmt.Fprintf(out, "| %-28s | %7s | %9s | %9s | %8s | %11s | %7s | %8s | %11s | %8s |\n",
+		"policy", "pages", "crawl", "wall", "pages/s", "x breadth", "to 80%", "AUC", "connections", "peak RSS")
+	fmt.Fprintln(out, "|------------------------------|---------|-----------|-----------|----------|-------------|---------|----------|-------------|----------|")
+	var base float64
+	for _, r := range runs {
+		if r.keepAlive && (r.policy == "breadth-first" || r.policy == "default") {
+			base = r.rate()
+		}
+	}
+	for _, r := range runs {
+		x := "—"
+		if base > 0 {
+			x = fmt.Sprintf("%.2f", r.rate()/base)
+		}
+		fmt.Fprintf(out, "| %-28s | %7d | %8.1fs | %8.1fs | %8.0f | %11s | %6.0f%% | %8.3f | %11d | %4.0f MiB |\n",
+			r.label(), r.srv.ok, r.crawl.Seconds(), r.wall.Seconds(), r.rate(), x, 100*r.timeTo(0.8), r.auc(), r.srv.conns, float64(r.rss)/(1<<20))
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "pages: page requests answered 200 (simweb access log); crawl: first request to last response; pages/s over crawl time;")
+	fmt.Fprintln(out, "to 80%: share of the crawl time until 80% of the fetch list's total quality was fetched; AUC: area under the quality-share curve over normalized time")
+}
+
+// writeCurves writes the runs' curves as CSV (policy, seconds, pages,
+// quality share), thinned to at most 2,000 points per run.
+func writeCurves(name string, runs []policyRun) error {
+	var b strings.Builder
+	b.WriteString("policy,seconds,pages,quality_share\n")
+	for _, r := range runs {
+		for _, p := range thin(r.curve, 2000) {
+			fmt.Fprintf(&b, "%s,%.3f,%d,%.6f\n", r.label(), p.t.Seconds(), p.pages, p.share)
+		}
+	}
+	if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("writing curves: %w", err)
+	}
+	return nil
+}
+
+// thin keeps at most n points of a curve, evenly spaced, and the last.
+func thin(c []curvePoint, n int) []curvePoint {
+	if len(c) <= n {
+		return c
+	}
+	out := make([]curvePoint, 0, n+1)
+	step := float64(len(c)) / float64(n)
+	for i := 0.0; int(i) < len(c); i += step {
+		out = append(out, c[int(i)])
+	}
+	if out[len(out)-1] != c[len(c)-1] {
+		out = append(out, c[len(c)-1])
+	}
+	return out
+}
