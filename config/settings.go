@@ -137,6 +137,12 @@ const (
 	FetcherAllowPrivate         = "fetcher.allowPrivate"
 	FetcherDNSServers           = "fetcher.dnsServers"
 	FetcherMaxExceptionsPerHost = "fetcher.maxExceptionsPerHost"
+	FetcherPolicy               = "fetcher.policy"
+	FetcherQueueMode            = "fetcher.queueMode"
+	FetcherKeepAlive            = "fetcher.keepAlive"
+	FetcherThroughputThreshold  = "fetcher.throughputThreshold"
+	FetcherThroughputCheckAfter = "fetcher.throughputCheckAfter"
+	FetcherThroughputRetries    = "fetcher.throughputRetries"
 
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
@@ -271,6 +277,18 @@ func Settings() []Setting {
 			Doc: "DNS servers (host:port, or host for port 53) for name lookups; empty means the system's (/etc/resolv.conf)"},
 		{Name: FetcherMaxExceptionsPerHost, Kind: Int, Default: "10",
 			Doc: "exceptions (network errors, timeouts, 5xx, 403) on one host before its URLs are left for the next round; -1 means never (fetcher.max.exceptions.per.queue)"},
+		{Name: FetcherPolicy, Kind: String, Default: "breadth-first", Choices: []string{"breadth-first", "performance", "quality", "capacity"},
+			Doc: "crawl scheduling policy: breadth-first (list order), performance (servers by pages per second), quality (URLs by score), capacity (servers by score per second)"},
+		{Name: FetcherQueueMode, Kind: String, Default: "host", Choices: []string{"host", "ip"},
+			Doc: "what politeness applies to: each host, or each IP address (hosts on one address share a connection and a delay) (fetcher.queue.mode)"},
+		{Name: FetcherKeepAlive, Kind: Bool, Default: "true",
+			Doc: "reuse a connection for several requests to a server (HTTP/1.1 keep-alive); false means one request per connection"},
+		{Name: FetcherThroughputThreshold, Kind: Float, Default: "0",
+			Doc: "least pages per second a fetch task must keep, or it ends and leaves the rest for the next round; 0 means no minimum (fetcher.throughput.threshold.pages)"},
+		{Name: FetcherThroughputCheckAfter, Kind: Duration, Default: "1m",
+			Doc: "time a fetch task runs before its throughput is checked (fetcher.throughput.threshold.check.after)"},
+		{Name: FetcherThroughputRetries, Kind: Int, Default: "5",
+			Doc: "checks in a row (one a second) that find the throughput low before a fetch task ends (fetcher.throughput.threshold.retries)"},
 
 		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},

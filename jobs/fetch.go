@@ -13,9 +13,9 @@ import (
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/fetcher"
-	"github.com/trawl/trawl/fetcher/dnslookup"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
@@ -60,11 +60,31 @@ type FetchOptions struct {
 	// DNSServers are the name servers to ask ("host:port" or "host");
 	// empty means the system resolver (/etc/resolv.conf, /etc/hosts).
 	DNSServers []string
+	// DNS configures the fetch tasks' cached asynchronous resolver
+	// (package resolver; zero fields take its defaults). Its Servers
+	// are DNSServers when those are given; Now and Log are not used.
+	DNS resolver.Config
 	// MaxExceptionsPerHost: after this many exceptions (network errors,
 	// timeouts, 5xx, 403) a host's remaining URLs are left for the next
 	// round (fetcher.max.exceptions.per.queue); 0 means 10, negative
 	// means no limit (Nutch's default).
 	MaxExceptionsPerHost int
+	// Policy is the crawl scheduling policy's name (fetcher.PolicyNames;
+	// "" means breadth-first).
+	Policy string
+	// QueueMode is "host" (or "") for politeness per host, "ip" for
+	// politeness per IP address (fetcher.QueueByIP).
+	QueueMode string
+	// DisableKeepAlive makes every request use a connection of its own.
+	DisableKeepAlive bool
+	// ThroughputThreshold, if positive, is the least pages per second a
+	// task must keep: after ThroughputCheckAfter (0: 1 min), that many
+	// low checks in a row, one a second, ThroughputRetries (0: 5), end
+	// the task, leaving the rest for the next round
+	// (fetcher.throughput.threshold.pages).
+	ThroughputThreshold  float64
+	ThroughputCheckAfter time.Duration
+	ThroughputRetries    int
 	// Now is the simulated time the fetch starts at: a fetch is recorded
 	// at Now plus the time elapsed since the job started. Zero means the
 	// wall clock.
@@ -127,9 +147,16 @@ const (
 	confFetchDeadline   = "fetch.deadline"
 	confFetchPrivate    = "fetch.allowPrivate"
 	confFetchDNS        = "fetch.dnsServers"
+	confFetchResolver   = "fetch.resolver"
 	confFetchExceptions = "fetch.maxExceptionsPerHost"
 	confFetchStart      = "fetch.start"
 	confFetchProgress   = "fetch.progressInterval"
+	confFetchPolicy     = "fetch.policy"
+	confFetchQueueMode  = "fetch.queueMode"
+	confFetchNoKeep     = "fetch.disableKeepAlive"
+	confFetchTPThresh   = "fetch.throughputThreshold"
+	confFetchTPAfter    = "fetch.throughputCheckAfter"
+	confFetchTPRetries  = "fetch.throughputRetries"
 )
 
 // Fetch fetches a segment's fetch list (Nutch's Fetcher) and writes the
@@ -168,13 +195,20 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	if _, err := fetcher.New(fetcher.Options{Agent: o.Agent}); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	if len(o.DNSServers) > 0 {
-		if _, err := dnslookup.New(o.DNSServers, 0); err != nil {
-			return nil, fmt.Errorf("fetch: --dns-server: %w", err)
-		}
+	if err := o.resolverConfig().Validate(); err != nil {
+		return nil, fmt.Errorf("fetch: DNS settings: %w", err)
 	}
 	if o.ContentLimit < 0 || o.MaxConnections < 0 || o.ConnectTimeout < 0 || o.ReadTimeout < 0 || o.FollowRedirects < 0 {
 		return nil, fmt.Errorf("fetch: negative content limit, connections, timeout or redirect count")
+	}
+	if _, err := fetcher.PolicyByName(o.Policy); err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	if _, err := fetcher.ParseQueueMode(o.QueueMode); err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	if o.ThroughputThreshold < 0 || o.ThroughputCheckAfter < 0 || o.ThroughputRetries < 0 {
+		return nil, fmt.Errorf("fetch: negative throughput threshold, check delay or retries")
 	}
 	res := env.resolver()
 	fsys, segPath, err := res.Resolve(o.Segment)
@@ -225,12 +259,19 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	}
 	c.setBool(confFetchPrivate, o.AllowPrivate)
 	c.setJSON(confFetchDNS, o.DNSServers)
+	c.setJSON(confFetchResolver, o.resolverConfig())
 	c.setInt(confFetchExceptions, int64(o.MaxExceptionsPerHost))
 	c.setTime(confFetchStart, start)
 	if !o.Now.IsZero() {
 		c.setTime(confNow, o.Now)
 	}
 	c.setDuration(confFetchProgress, o.ProgressInterval)
+	c.set(confFetchPolicy, o.Policy)
+	c.set(confFetchQueueMode, o.QueueMode)
+	c.setBool(confFetchNoKeep, o.DisableKeepAlive)
+	c.setFloat(confFetchTPThresh, o.ThroughputThreshold)
+	c.setDuration(confFetchTPAfter, o.ThroughputCheckAfter)
+	c.setInt(confFetchTPRetries, int64(o.ThroughputRetries))
 	if c.err != nil {
 		return nil, fmt.Errorf("fetch: %w", c.err)
 	}
@@ -265,6 +306,16 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 		"unfetched", r.Unfetched, "bytes", r.Bytes, "pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond),
 		"duration", r.Duration.Round(time.Millisecond))
 	return r, nil
+}
+
+// resolverConfig returns the resolver configuration of the fetch tasks:
+// DNS with DNSServers, if given, as its servers.
+func (o *FetchOptions) resolverConfig() resolver.Config {
+	c := o.DNS
+	if len(o.DNSServers) > 0 {
+		c.Servers = o.DNSServers
+	}
+	return c
 }
 
 // fetchListParts reads the footer and first URL of each part of a fetch
@@ -330,6 +381,7 @@ type fetchConfig struct {
 	parts      map[string]int64
 	opts       fetcher.Options
 	dnsServers []string
+	dns        resolver.Config
 	start, now time.Time
 }
 
@@ -356,6 +408,7 @@ func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord],
 	fc := &fetchConfig{}
 	c.json(confFetchParts, &fc.parts)
 	c.json(confFetchDNS, &fc.dnsServers)
+	c.json(confFetchResolver, &fc.dns)
 	fc.opts = fetcher.Options{
 		Agent:                c.str(confFetchAgent),
 		ServerDelay:          c.duration(confFetchDelay),
@@ -369,10 +422,21 @@ func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord],
 		AllowPrivate:         c.boolean(confFetchPrivate),
 		MaxExceptionsPerHost: int(c.integer(confFetchExceptions)),
 		ProgressInterval:     c.duration(confFetchProgress),
+		DisableKeepAlive:     c.boolean(confFetchNoKeep),
+		ThroughputThreshold:  c.float(confFetchTPThresh),
+		ThroughputCheckAfter: c.duration(confFetchTPAfter),
+		ThroughputRetries:    int(c.integer(confFetchTPRetries)),
 	}
 	fc.start, fc.now = c.time(confFetchStart), c.time(confNow)
 	if c.err != nil {
 		return nil, c.err
+	}
+	var err error
+	if fc.opts.Policy, err = fetcher.PolicyByName(c.str(confFetchPolicy)); err != nil {
+		return nil, fmt.Errorf("fetch job: %w", err)
+	}
+	if fc.opts.QueueMode, err = fetcher.ParseQueueMode(c.str(confFetchQueueMode)); err != nil {
+		return nil, fmt.Errorf("fetch job: %w", err)
 	}
 	if in == "" || out == "" || contentOut == "" {
 		return nil, errors.New("fetch job: conf lacks the fetch list or an output")
@@ -434,17 +498,24 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 			t.Count(name, n)
 		}
 	}
+	rc := fc.dns
 	if len(fc.dnsServers) > 0 {
-		timeout := dnslookup.DefaultTimeout
-		if o.ConnectTimeout > 0 {
-			timeout = min(timeout, o.ConnectTimeout)
-		}
-		r, err := dnslookup.New(fc.dnsServers, timeout)
-		if err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		o.Resolver = r
+		rc.Servers = fc.dnsServers
 	}
+	rc.Log = t.Log
+	dns, err := resolver.New(rc)
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	defer func() {
+		st := dns.Stats()
+		dns.Close()
+		t.Log.Info("fetch task DNS", st.LogAttrs()...)
+		for name, n := range st.Counters() {
+			t.Count("dns_"+name, n)
+		}
+	}()
+	o.Resolver = dns
 	f, err := fetcher.New(o)
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)

@@ -150,6 +150,12 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		AllowPrivate:         cfg.Bool(config.FetcherAllowPrivate),
 		DNSServers:           cfg.List(config.FetcherDNSServers),
 		MaxExceptionsPerHost: cfg.Int(config.FetcherMaxExceptionsPerHost),
+		Policy:               cfg.String(config.FetcherPolicy),
+		QueueMode:            cfg.String(config.FetcherQueueMode),
+		DisableKeepAlive:     !cfg.Bool(config.FetcherKeepAlive),
+		ThroughputThreshold:  cfg.Float(config.FetcherThroughputThreshold),
+		ThroughputCheckAfter: cfg.Duration(config.FetcherThroughputCheckAfter),
+		ThroughputRetries:    cfg.Int(config.FetcherThroughputRetries),
 	}
 	if o.Agent == "" {
 		o.Agent = defaultAgent
@@ -180,6 +186,12 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		return o, usageErrorf("%s must be >= 0", config.FetcherTimeLimit)
 	case o.MaxExceptionsPerHost == 0 || o.MaxExceptionsPerHost < -1:
 		return o, usageErrorf("%s must be positive or -1 (never leave a host), not %d", config.FetcherMaxExceptionsPerHost, o.MaxExceptionsPerHost)
+	case o.ThroughputThreshold < 0:
+		return o, usageErrorf("%s must be >= 0 (0: no minimum), not %g", config.FetcherThroughputThreshold, o.ThroughputThreshold)
+	case o.ThroughputCheckAfter <= 0:
+		return o, usageErrorf("%s must be > 0", config.FetcherThroughputCheckAfter)
+	case o.ThroughputRetries < 1:
+		return o, usageErrorf("%s must be >= 1, not %d", config.FetcherThroughputRetries, o.ThroughputRetries)
 	}
 	for _, d := range o.DNSServers {
 		if strings.ContainsAny(d, " /") {

@@ -52,6 +52,13 @@ func flagMappings() []flagMapping {
 		{flag: "dns-server", setting: config.FetcherDNSServers,
 			usage: "DNS server host:port for name lookups (repeatable; default the system's)"},
 		{flag: "max-exceptions-per-host", setting: config.FetcherMaxExceptionsPerHost},
+		{flag: "policy", setting: config.FetcherPolicy},
+		{flag: "queue-mode", setting: config.FetcherQueueMode},
+		{flag: "no-keep-alive", setting: config.FetcherKeepAlive, constant: "false",
+			usage: "one request per connection (no HTTP keep-alive), to measure what keep-alive gives"},
+		{flag: "throughput-threshold", setting: config.FetcherThroughputThreshold},
+		{flag: "throughput-check-after", setting: config.FetcherThroughputCheckAfter},
+		{flag: "throughput-retries", setting: config.FetcherThroughputRetries},
 
 		{flag: "max-outlinks", setting: config.ParserMaxOutlinks},
 		{flag: "signature", setting: config.ParserSignature},
@@ -67,7 +74,8 @@ func flagMappings() []flagMapping {
 func fetchFlags() []cli.Flag {
 	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-connections", "connect-timeout",
 		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
-		"max-exceptions-per-host")
+		"max-exceptions-per-host", "policy", "queue-mode", "no-keep-alive", "throughput-threshold",
+		"throughput-check-after", "throughput-retries")
 }
 
 // parseFlags are the setting flags of the parse job.
