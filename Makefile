@@ -32,10 +32,12 @@ bench:
 bench-crawldb: build
 	$(GO) run ./bench/crawldb -trawl $(BIN)
 
-# The fetch harness: trawl fetch+parse against a raw net/http client over a
-# 500-host simweb (see bench/README.md).
+# The fetch harness over a 500-host simweb (see bench/README.md): trawl
+# fetch+parse against the raw net/http limit, colly (bench/peers/colly),
+# Scrapy (Debian's python3-scrapy) and wget; then the crawl-scheduling
+# paper's policy experiment, plots into bench-fetch-out/. Takes many minutes.
 bench-fetch: build
-	$(GO) run ./bench/fetch -trawl $(BIN)
+	$(GO) run ./bench/fetch -trawl $(BIN) -out bench-fetch-out
 
 # The DBSCAN harness: trawl dbscan against scikit-learn's DBSCAN (Debian's
 # python3-sklearn under /usr/bin/python3) on 1,000,000 simweb feature rows

@@ -90,6 +90,8 @@ func main() {
 	flag.IntVar(&o.policyHosts, "policy-hosts", 500, "policies: simweb regular hosts")
 	flag.IntVar(&o.policyPages, "policy-pages", 20_000, "policies: simweb content pages")
 	flag.DurationVar(&o.policyDelay, "policy-delay", time.Second, "policies: trawl fetch --server-delay")
+	flag.IntVar(&o.policyMaxPerHost, "policy-max-per-host", 60, "policies: generate --max-per-host (the best URLs by quality of each host; bounds a run, since a host gets one request per -policy-delay); -1 for all")
+	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (trawl waits the delay between any two requests to a host, on a new connection once it is over 0)")
 	flag.StringVar(&o.qualities, "qualities", "pagerank,zipf", "policies: page quality models, comma-separated (pagerank, zipf)")
 	flag.BoolVar(&o.keepAliveRun, "keep-alive-run", true, "policies: also fetch with the best policy and keep-alive off (if trawl fetch has a keep-alive setting)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
@@ -114,9 +116,9 @@ type options struct {
 	trawlPolicies, policies, qualities                   string
 	seed                                                 uint64
 	hosts, pages, conns, fetchers, runs                  int
-	policyHosts, policyPages                             int
+	policyHosts, policyPages, policyMaxPerHost           int
 	latency                                              float64
-	wget1Limit, policyDelay                              time.Duration
+	wget1Limit, policyDelay, keepAliveDelay              time.Duration
 	keepAliveRun, keep                                   bool
 }
 
@@ -182,10 +184,10 @@ func trawlFeatures(ctx context.Context, trawl string) (features, error) {
 	var f features
 	f.policy = strings.Contains(help, "--policy")
 	switch {
-	case strings.Contains(help, "--keep-alive"):
-		f.keepAlive = "--keep-alive=false"
 	case strings.Contains(help, "--no-keep-alive"):
 		f.keepAlive = "--no-keep-alive"
+	case strings.Contains(help, "--keep-alive"):
+		f.keepAlive = "--keep-alive=false"
 	case strings.Contains(help, "--disable-keep-alive"):
 		f.keepAlive = "--disable-keep-alive"
 	}

@@ -28,6 +28,7 @@ type curvePoint struct {
 type policyRun struct {
 	policy    string
 	keepAlive bool
+	delay     time.Duration
 	wall      time.Duration
 	rss       int64
 	srv       served
@@ -124,7 +125,7 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 			score := quality[set.ids[i]] * float64(len(set.ids)) / sum
 			lines[i] = u + "\tscore=" + strconv.FormatFloat(score, 'g', 8, 64)
 		}
-		seg, fetchList, err := e.segmentFor(ctx, o.trawl, global, lines, 1)
+		seg, fetchList, err := e.segmentFor(ctx, o.trawl, global, lines, 1, "--max-per-host", strconv.Itoa(o.policyMaxPerHost))
 		if err != nil {
 			return err
 		}
@@ -144,12 +145,12 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 			return err
 		}
 		res := result{quality: q, urls: len(fetchList)}
-		fetch := func(policy string, keepAlive bool) error {
+		fetch := func(policy string, delay time.Duration, keepAlive bool) (policyRun, error) {
 			if err := clearSegment(seg); err != nil {
-				return err
+				return policyRun{}, err
 			}
 			args := append(slices.Clone(global), "fetch", seg, "--agent", o.agent,
-				"--server-delay", o.policyDelay.String(), "--allow-private", "--dns-server", e.srv.DNSAddr(),
+				"--server-delay", delay.String(), "--allow-private", "--dns-server", e.srv.DNSAddr(),
 				"--max-connections", strconv.Itoa(o.conns))
 			if policy != "default" {
 				args = append(args, "--policy", policy)
@@ -157,45 +158,58 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 			if !keepAlive {
 				args = append(args, feat.keepAlive)
 			}
-			log.Info("policy experiment: fetch", "quality", q, "policy", policy, "keep_alive", keepAlive)
+			log.Info("policy experiment: fetch", "quality", q, "policy", policy, "delay", delay, "keep_alive", keepAlive)
 			m, err := measure(ctx, "fetch "+policy, os.Stderr, o.trawl, args...)
 			if err != nil {
-				return err
+				return policyRun{}, err
 			}
 			entries, err := e.window(ctx)
 			if err != nil {
-				return err
+				return policyRun{}, err
 			}
-			r := policyRun{policy: policy, keepAlive: keepAlive, wall: m.wall, rss: m.maxRSS, srv: countServed(entries)}
+			r := policyRun{policy: policy, keepAlive: keepAlive, delay: delay, wall: m.wall, rss: m.maxRSS, srv: countServed(entries)}
 			r.crawl, r.curve = qualityCurve(entries, quality, inList, total)
 			log.Info("policy experiment: measured", "quality", q, "policy", r.label(), "pages", r.srv.ok,
 				"crawl", r.crawl.Round(time.Millisecond), "to_80pc", fmt.Sprintf("%.2f", r.timeTo(0.8)))
-			res.runs = append(res.runs, r)
-			return nil
+			return r, nil
 		}
 		for _, p := range policies {
-			if err := fetch(p, true); err != nil {
+			r, err := fetch(p, o.policyDelay, true)
+			if err != nil {
 				return err
 			}
+			res.runs = append(res.runs, r)
 		}
+		printPolicies(os.Stdout, o, q, len(fetchList), o.policyDelay, res.runs)
 		if qi == 0 && o.keepAliveRun {
 			if feat.keepAlive == "" {
 				log.Warn("trawl fetch has no keep-alive setting yet: no keep-alive run")
 			} else {
+				// The best policy by throughput, with keep-alive and with
+				// one request per connection, at -keep-alive-delay.
 				best := slices.MaxFunc(res.runs, func(a, b policyRun) int {
 					return cmpFloat(a.rate(), b.rate())
 				})
-				if err := fetch(best.policy, false); err != nil {
+				var ka []policyRun
+				for _, on := range []bool{true, false} {
+					r, err := fetch(best.policy, o.keepAliveDelay, on)
+					if err != nil {
+						return err
+					}
+					ka = append(ka, r)
+				}
+				printPolicies(os.Stdout, o, q+", keep-alive against one request per connection", len(fetchList), o.keepAliveDelay, ka)
+				if err := plotPolicies(o.out, q+"-keepalive", ka); err != nil {
 					return err
 				}
+				res.runs = append(res.runs, ka...)
 			}
 		}
 		results = append(results, res)
-		printPolicies(os.Stdout, o, q, len(fetchList), res.runs)
 		if err := writeCurves(filepath.Join(o.out, "policies-"+q+".csv"), res.runs); err != nil {
 			return err
 		}
-		if err := plotPolicies(o.out, q, res.runs); err != nil {
+		if err := plotPolicies(o.out, q, res.runs[:len(policies)]); err != nil {
 			return err
 		}
 	}
@@ -322,19 +336,14 @@ func qualityCurve(entries []simweb.Access, quality map[int]float64, inList map[i
 	return t1.Sub(t0), curve
 }
 
-func printPolicies(out io.Writer, o options, q string, urls int, runs []policyRun) {
+func printPolicies(out io.Writer, o options, q string, urls int, delay time.Duration, runs []policyRun) {
 	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, hazards %s;\n",
 		q, o.seed, o.policyHosts, urls, o.latency, o.hazards)
-	fmt.Fprintf(out, "trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyDelay, o.conns)
+	fmt.Fprintf(out, "fetch list: generate --max-per-host %d (each host's best URLs by quality); trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyMaxPerHost, delay, o.conns)
 	fmt.Fprintf(out, "| %-28s | %7s | %9s | %9s | %8s | %11s | %7s | %8s | %11s | %8s |\n",
-		"policy", "pages", "crawl", "wall", "pages/s", "x breadth", "to 80%", "AUC", "connections", "peak RSS")
+		"policy", "pages", "crawl", "wall", "pages/s", "x first row", "to 80%", "AUC", "connections", "peak RSS")
 	fmt.Fprintln(out, "|------------------------------|---------|-----------|-----------|----------|-------------|---------|----------|-------------|----------|")
-	var base float64
-	for _, r := range runs {
-		if r.keepAlive && (r.policy == "breadth-first" || r.policy == "default") {
-			base = r.rate()
-		}
-	}
+	base := runs[0].rate() // breadth-first, or keep-alive on
 	for _, r := range runs {
 		x := "—"
 		if base > 0 {

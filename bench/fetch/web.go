@@ -123,8 +123,9 @@ func countServed(entries []simweb.Access) served {
 
 // segmentFor injects lines (URLs, optionally with TAB-separated fields)
 // into a fresh CrawlDB under e.crawl and generates one segment of all of
-// them in fetchers parts. It returns the segment and its fetch list.
-func (e *webEnv) segmentFor(ctx context.Context, trawl string, global []string, lines []string, fetchers int) (string, []string, error) {
+// them in fetchers parts (generate's extra arguments added). It returns
+// the segment and its fetch list.
+func (e *webEnv) segmentFor(ctx context.Context, trawl string, global []string, lines []string, fetchers int, extra ...string) (string, []string, error) {
 	if err := os.RemoveAll(e.crawl); err != nil {
 		return "", nil, fmt.Errorf("wiping %s: %w", e.crawl, err)
 	}
@@ -135,8 +136,9 @@ func (e *webEnv) segmentFor(ctx context.Context, trawl string, global []string, 
 	if _, err := measure(ctx, "inject", os.Stderr, trawl, append(slices.Clone(global), "inject", seedsFile)...); err != nil {
 		return "", nil, err
 	}
-	gen, err := measure(ctx, "generate", os.Stderr, trawl, append(slices.Clone(global), "generate",
-		"--topN", strconv.Itoa(2*len(lines)), "--num-fetchers", strconv.Itoa(fetchers), "--now", "+1h")...)
+	genArgs := append(slices.Clone(global), "generate",
+		"--topN", strconv.Itoa(2*len(lines)), "--num-fetchers", strconv.Itoa(fetchers), "--now", "+1h")
+	gen, err := measure(ctx, "generate", os.Stderr, trawl, append(genArgs, extra...)...)
 	if err != nil {
 		return "", nil, err
 	}
