@@ -6,15 +6,23 @@
 //
 // A run (Fetcher.Run) takes a list of requests. URLs wait in per-server
 // queues (a server is a host name: politeness is per host, whatever the
-// scheme or port); servers wait in a server queue: ready (their politeness
-// delay has passed) in the order a Policy ranks them, or waiting for their
-// next turn. Options.MaxConnections workers each hold at most one
-// connection: a worker takes the best ready server, fetches its URLs in
-// policy order over one kept-alive HTTP/1.1 connection, and gives the
-// server back when its queue is empty, the server closes the connection,
-// the policy's session limit is reached, or the server's next turn is
-// further away than Options.HoldConnection; then it closes the connection
-// and takes the next server. So there is never more than one connection
+// scheme or port; or, with Options.QueueMode QueueByIP, an IP address);
+// servers wait in a server queue: ready (their politeness delay has
+// passed) in the order a Policy ranks them, or waiting for their next
+// turn. Options.MaxConnections workers each hold at most one connection:
+// a worker takes the best ready server, fetches its URLs in policy order
+// over one kept-alive HTTP/1.1 connection, and ends the session when the
+// server's queue is empty, the server closes the connection, the
+// policy's session limit is reached, or the server's next turn is
+// further away than Options.HoldConnection. A session that ends while
+// the server still has URLs, its turn is near (within HoldConnection)
+// and no ready server ranks above it goes on with the same worker: over
+// the same connection if it is open, else over a new one at once (a
+// server that closes after every response, HTTP/1.0 style, is not sent
+// to the back of the queue after each page). Otherwise the worker closes
+// the connection and takes the next server. Scheduling is
+// non-preemptive, as in the paper: an open connection is never closed
+// for a better-ranked server. So there is never more than one connection
 // per server, nor more than MaxConnections in all, and with a politeness
 // delay every request starts at least the delay after the previous
 // request to the server ended (robots.txt included). Each server's
@@ -22,11 +30,97 @@
 // (after resolution, so names that resolve to 127.0.0.1 are refused too)
 // unless Options.AllowPrivate, and keeps per-server measurements
 // (ServerStats: connections, requests per connection, smoothed connect and
-// response times) for ranking policies. BreadthFirst, the default policy,
-// is Nutch's order: fetch-list order within a server, servers round-robin.
-// A Resolver that is also a Prefetcher is given every host name when the
-// run starts, so that an asynchronous resolver can resolve ahead of the
-// fetch.
+// response times) for the ranking policies. A Resolver that is also a
+// Prefetcher is given every host name when the run starts, and each new
+// host of a followed redirect target before the target is queued, so
+// that an asynchronous resolver can resolve ahead of the fetch.
+//
+// # Scheduling policies
+//
+// The four policies of the crawl scheduling paper (Cao, Jiang and Singh;
+// seed 000), chosen by name with PolicyByName:
+//
+//   - BreadthFirst ("breadth-first", the default): URLs in fetch-list
+//     order, servers in the order they become ready, sessions unlimited.
+//     Nutch's order.
+//   - Performance ("performance"): servers by R(s,i) = P(s,i)/T(s,i),
+//     URLs in fetch-list order.
+//   - Quality ("quality"): URLs by Request.Priority (the CrawlDB score),
+//     servers by the Priority of their best URL.
+//   - Capacity ("capacity"): servers by C(s,i) = Q(s,i)/T(s,i), where
+//     Q(s,i) is the sum of the Priorities of the P(s,i) best URLs of s;
+//     URLs by Priority.
+//
+// Performance, Quality and Capacity end a session after P(s,i) URLs, so
+// the server is ranked again with what was measured (it keeps its
+// worker if it is still the best). A server's rank is computed each time
+// it enters the ready heap, so new measurements count from its next turn.
+//
+// P(s,i), the pages the i-th connection to s is expected to fetch, is
+// the paper's min(RequestsPerConnection(s), TaskURLs(s)): the requests
+// per connection learnt from the connections s closed
+// (ServerStats.RequestsPerConnection, smoothed; 1 for a server that
+// closes after every response), 50 while s has closed none, and the
+// length of s's URL queue. P is 1 when keep-alive is off
+// (Options.DisableKeepAlive) or when s's politeness delay is longer than
+// Options.HoldConnection (each request then has a connection of its
+// own).
+//
+// T(s,i), the time that connection is expected to take, is the paper's
+// "opening and closing the connection plus transferring P pages", with
+// the HTTP/1.1 factor p = 1.2 (KeepAliveGain), plus the politeness delay
+// between the requests of a session, which the paper's impolite crawler
+// did not have and which dominates polite crawls:
+//
+//	T = (2·c + P·r/g + (P−1)·d) / a
+//
+// where c is s's smoothed connect time (ServerStats.ConnectTime: name
+// resolution and TCP connect; doubled, for opening and closing, as the
+// paper does), r its smoothed response time (request sent to body read;
+// a request that failed after taking time, a read timeout for one,
+// counts too, so a hanging or trickling server looks slow), g = p = 1.2
+// when P > 1 (the pages of a kept-alive session overlap connection
+// reuse and TCP slow start: the paper's gain of HTTP/1.1) and 1 when
+// P = 1, d the politeness delay (ServerDelay or robots.txt Crawl-delay),
+// and a = (Requests+1)/(Requests+Exceptions+1) the share of s's
+// requests that did not fail (Laplace-smoothed), which stretches T for
+// failing servers so that they sink below working ones. c and r of a
+// server not measured yet are the run's means over the servers measured
+// so far (DefaultTimeEstimate, 100 ms, before any), so that a new server
+// is neither starved nor always first. Smoothing is the paper's
+// new = 0.8·old + 0.2·measured. R = P/T is then the expected pages per
+// second of a connection to s, C = Q/T its expected quality per second;
+// both are in ServerInfo (Session, Time) for any Policy to use, and
+// ServerInfo.SumPriorities gives Q in O(P log P) by walking the top of
+// the server's URL heap.
+//
+// # Politeness by IP
+//
+// With QueueByIP (Nutch's fetcher.queue.mode byIP), each host name is
+// resolved when the run starts (all of them at once, through the
+// Resolver, as many at a time as there are connections) or, for a
+// redirect target, when it is queued; hosts that resolve to one address
+// (the first the dialer would use) share one server: one connection at a
+// time, one politeness delay, one exception count, one robots.txt
+// Crawl-delay (the longest of its hosts'). A host that does not resolve
+// is a server of its own, and fails as it would by host. The connection
+// is closed before a request to another host (or scheme or port) of the
+// server, so one address never has two connections from the fetcher. A
+// robots.txt that defers visits (5xx) or an unreachable one ends all the
+// server's hosts for the round, as it does for Nutch's byIP queues.
+//
+// # Never stalling
+//
+// Options.ReadTimeout bounds every response and Options.ConnectTimeout
+// every resolution and connect; exceptions back the server off and,
+// after MaxExceptionsPerHost, drop it for the round; the ranking
+// policies sink slow and failing servers (see T). A run as a whole ends
+// at Options.Deadline (Nutch's fetcher.timelimit.mins) or when its
+// throughput stays below Options.ThroughputThreshold pages per second
+// for ThroughputRetries checks in a row after ThroughputCheckAfter
+// (Nutch's fetcher.throughput.threshold.*): requests in flight are
+// abandoned, and the URLs not fetched get no result (Stats.Unfetched),
+// so the CrawlDB keeps them due for the next round.
 //
 // # Nutch's semantics
 //
@@ -84,6 +178,9 @@
 //     of being fetched at once by the same thread.
 //   - Conditional requests use the stored ETag and Last-Modified strings
 //     only (Nutch sends its own modified time as If-Modified-Since).
+//   - The throughput threshold counts low checks in a row (a check that
+//     is not low starts the count again); Nutch counts all low checks.
+//     It counts responses of any status, not only successes.
 //   - A URL that is not http(s) or does not parse is reported fetch_gone;
 //     a URL given twice is fetched once.
 package fetcher
