@@ -136,6 +136,12 @@ const (
 	FetcherTimeLimit            = "fetcher.timeLimit"
 	FetcherAllowPrivate         = "fetcher.allowPrivate"
 	FetcherDNSServers           = "fetcher.dnsServers"
+	FetcherDNSCacheSize         = "fetcher.dns.cacheSize"
+	FetcherDNSRefreshPeriod     = "fetcher.dns.refreshPeriod"
+	FetcherDNSNegativeTTL       = "fetcher.dns.negativeTTL"
+	FetcherDNSTimeout           = "fetcher.dns.timeout"
+	FetcherDNSRetries           = "fetcher.dns.retries"
+	FetcherDNSIPv6              = "fetcher.dns.ipv6"
 	FetcherMaxExceptionsPerHost = "fetcher.maxExceptionsPerHost"
 	FetcherPolicy               = "fetcher.policy"
 	FetcherQueueMode            = "fetcher.queueMode"
@@ -275,6 +281,18 @@ func Settings() []Setting {
 			Doc: "allow fetching from private, loopback and link-local addresses (refused by default)"},
 		{Name: FetcherDNSServers, Kind: List, Default: "",
 			Doc: "DNS servers (host:port, or host for port 53) for name lookups; empty means the system's (/etc/resolv.conf)"},
+		{Name: FetcherDNSCacheSize, Kind: Int, Default: "50000",
+			Doc: "host names the resolver caches (least recently used dropped first); -1 turns the cache off"},
+		{Name: FetcherDNSRefreshPeriod, Kind: Duration, Default: "30m",
+			Doc: "a cached address is kept this long whatever its DNS TTL; the first use after it refreshes it in the background"},
+		{Name: FetcherDNSNegativeTTL, Kind: Duration, Default: "60s",
+			Doc: "a failed lookup (no such host, server failure, time-out) is cached this long; 0 caches no failure"},
+		{Name: FetcherDNSTimeout, Kind: Duration, Default: "2s",
+			Doc: "time allowed for one DNS query to one server before it is retried on the next"},
+		{Name: FetcherDNSRetries, Kind: Int, Default: "2",
+			Doc: "DNS queries sent again after a time-out or server failure, each to another server when there is one"},
+		{Name: FetcherDNSIPv6, Kind: Bool, Default: "false",
+			Doc: "also look up IPv6 addresses (AAAA records); IPv4 addresses are tried first"},
 		{Name: FetcherMaxExceptionsPerHost, Kind: Int, Default: "10",
 			Doc: "exceptions (network errors, timeouts, 5xx, 403) on one host before its URLs are left for the next round; -1 means never (fetcher.max.exceptions.per.queue)"},
 		{Name: FetcherPolicy, Kind: String, Default: "breadth-first", Choices: []string{"breadth-first", "performance", "quality", "capacity"},

@@ -13,9 +13,9 @@ import (
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/fetcher"
-	"github.com/trawl/trawl/fetcher/dnslookup"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
@@ -58,8 +58,12 @@ type FetchOptions struct {
 	// link-local addresses (refused by default).
 	AllowPrivate bool
 	// DNSServers are the name servers to ask ("host:port" or "host");
-	// empty means the system resolver (/etc/resolv.conf, /etc/hosts).
+	// empty means those of /etc/resolv.conf (/etc/hosts is not read).
 	DNSServers []string
+	// DNS configures the fetch tasks' cached asynchronous resolver
+	// (package resolver; zero fields take its defaults). Its Servers
+	// are DNSServers when those are given; Now and Log are not used.
+	DNS resolver.Config
 	// MaxExceptionsPerHost: after this many exceptions (network errors,
 	// timeouts, 5xx, 403) a host's remaining URLs are left for the next
 	// round (fetcher.max.exceptions.per.queue); 0 means 10, negative
@@ -143,6 +147,7 @@ const (
 	confFetchDeadline   = "fetch.deadline"
 	confFetchPrivate    = "fetch.allowPrivate"
 	confFetchDNS        = "fetch.dnsServers"
+	confFetchResolver   = "fetch.resolver"
 	confFetchExceptions = "fetch.maxExceptionsPerHost"
 	confFetchStart      = "fetch.start"
 	confFetchProgress   = "fetch.progressInterval"
@@ -190,10 +195,8 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	if _, err := fetcher.New(fetcher.Options{Agent: o.Agent}); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	if len(o.DNSServers) > 0 {
-		if _, err := dnslookup.New(o.DNSServers, 0); err != nil {
-			return nil, fmt.Errorf("fetch: --dns-server: %w", err)
-		}
+	if err := o.resolverConfig().Validate(); err != nil {
+		return nil, fmt.Errorf("fetch: DNS settings: %w", err)
 	}
 	if o.ContentLimit < 0 || o.MaxConnections < 0 || o.ConnectTimeout < 0 || o.ReadTimeout < 0 || o.FollowRedirects < 0 {
 		return nil, fmt.Errorf("fetch: negative content limit, connections, timeout or redirect count")
@@ -256,6 +259,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	}
 	c.setBool(confFetchPrivate, o.AllowPrivate)
 	c.setJSON(confFetchDNS, o.DNSServers)
+	c.setJSON(confFetchResolver, o.resolverConfig())
 	c.setInt(confFetchExceptions, int64(o.MaxExceptionsPerHost))
 	c.setTime(confFetchStart, start)
 	if !o.Now.IsZero() {
@@ -302,6 +306,16 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 		"unfetched", r.Unfetched, "bytes", r.Bytes, "pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond),
 		"duration", r.Duration.Round(time.Millisecond))
 	return r, nil
+}
+
+// resolverConfig returns the resolver configuration of the fetch tasks:
+// DNS with DNSServers, if given, as its servers.
+func (o *FetchOptions) resolverConfig() resolver.Config {
+	c := o.DNS
+	if len(o.DNSServers) > 0 {
+		c.Servers = o.DNSServers
+	}
+	return c
 }
 
 // fetchListParts reads the footer and first URL of each part of a fetch
@@ -367,6 +381,7 @@ type fetchConfig struct {
 	parts      map[string]int64
 	opts       fetcher.Options
 	dnsServers []string
+	dns        resolver.Config
 	start, now time.Time
 }
 
@@ -393,6 +408,7 @@ func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord],
 	fc := &fetchConfig{}
 	c.json(confFetchParts, &fc.parts)
 	c.json(confFetchDNS, &fc.dnsServers)
+	c.json(confFetchResolver, &fc.dns)
 	fc.opts = fetcher.Options{
 		Agent:                c.str(confFetchAgent),
 		ServerDelay:          c.duration(confFetchDelay),
@@ -482,17 +498,24 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 			t.Count(name, n)
 		}
 	}
+	rc := fc.dns
 	if len(fc.dnsServers) > 0 {
-		timeout := dnslookup.DefaultTimeout
-		if o.ConnectTimeout > 0 {
-			timeout = min(timeout, o.ConnectTimeout)
-		}
-		r, err := dnslookup.New(fc.dnsServers, timeout)
-		if err != nil {
-			return fmt.Errorf("fetch: %w", err)
-		}
-		o.Resolver = r
+		rc.Servers = fc.dnsServers
 	}
+	rc.Log = t.Log
+	dns, err := resolver.New(rc)
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	defer func() {
+		st := dns.Stats()
+		dns.Close()
+		t.Log.Info("fetch task DNS", st.LogAttrs()...)
+		for name, n := range st.Counters() {
+			t.Count("dns_"+name, n)
+		}
+	}()
+	o.Resolver = dns
 	f, err := fetcher.New(o)
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)

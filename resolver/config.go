@@ -76,6 +76,14 @@ type Config struct {
 	Log *slog.Logger `json:"-"`
 }
 
+// Validate checks c as New would, without opening sockets: the servers
+// must be IP addresses (or come from a readable resolv.conf) and no
+// duration or size may be negative where that has no meaning.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns c with its zero fields set and its servers parsed.
 func (c Config) withDefaults() (Config, error) {
 	if c.ResolvConf == "" {

@@ -141,6 +141,7 @@ func newApp(sio *stdio) *cli.App {
 			parseCommand(sio),
 			updatedbCommand(sio),
 			crawlCommand(sio),
+			resolveCommand(sio),
 			readdbCommand(sio),
 			readsegCommand(sio),
 			simwebCommand(sio),

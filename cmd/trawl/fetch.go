@@ -198,6 +198,11 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 			return o, usageErrorf("%s: %q is not host:port or host", config.FetcherDNSServers, d)
 		}
 	}
+	dns, err := s.resolverConfig()
+	if err != nil {
+		return o, err
+	}
+	o.DNS = dns
 	o.ProgressInterval = cfg.Duration(config.EngineProgressInterval)
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = -1
