@@ -3,6 +3,8 @@ package revisit
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -25,6 +27,7 @@ import (
 // poisson.Allocate over every page's current rate estimate (per day; see
 // estimateRate) under the daily budget, recomputed at every clustering.
 type dynamicPolicy struct {
+	tr     *Truth
 	c      Config
 	opt    bool
 	cfg    crawldb.ScheduleConfig
@@ -40,7 +43,7 @@ func newDynamicPolicy(tr *Truth, c Config, opt bool) (*dynamicPolicy, error) {
 		return nil, err
 	}
 	cfg.Dynamic = s.Config()
-	return &dynamicPolicy{c: c, opt: opt, cfg: cfg, init: s,
+	return &dynamicPolicy{tr: tr, c: c, opt: opt, cfg: cfg, init: s,
 		params: dbscan.Params{Eps: c.Eps, MinPts: c.MinPts}}, nil
 }
 
@@ -61,6 +64,9 @@ func (p *dynamicPolicy) schedule(ctx context.Context, day int, now time.Time, da
 			}
 		}
 	})
+	if day > 0 && day%p.c.Recluster == 0 {
+		p.logPeriodError(day, datums, periods)
+	}
 	if p.opt && day > 0 && day%p.c.Recluster == 0 {
 		mu, err := p.multiplier(ctx, datums, periods)
 		if err != nil {
@@ -166,4 +172,47 @@ func estimateRate(d *crawldb.Datum, periods crawldb.ClusterPeriods, maxChanges i
 		return daySeconds / float64(d.FetchInterval)
 	}
 	return 0
+}
+
+// logPeriodError logs how far the cluster periods are from the members'
+// true mean change periods: the mean of |log10(period · λ)| over the
+// members of clusters with a period whose true rate is positive (0: exact,
+// 1: off by a factor of 10), and the same for the periods' spread between
+// clusters. For the report's diagnosis only; the policy never reads the
+// truth.
+func (p *dynamicPolicy) logPeriodError(day int, datums []crawldb.Datum, periods crawldb.ClusterPeriods) {
+	var sum float64
+	var n int
+	for i := range datums {
+		d := &datums[i]
+		if d.ClusterID < 0 || d.ClusterSample || int(d.ChangeCount) > p.cfg.Dynamic.MaxChanges {
+			continue
+		}
+		per, ok := periods[d.ClusterID]
+		rate := p.tr.Pages[i].Rate
+		if !ok || rate <= 0 {
+			continue
+		}
+		sum += math.Abs(math.Log10(per.Hours() / 24 * rate))
+		n++
+	}
+	var ps []float64
+	for _, per := range periods {
+		ps = append(ps, per.Hours()/24)
+	}
+	slices.Sort(ps)
+	p.c.Log.Info("revisit: cluster periods", "day", day, "clusters_with_period", len(periods), "members", n,
+		"mean_abs_log10_error", sum/float64(max(n, 1)), "periods_days", quantiles(ps))
+}
+
+// quantiles returns the minimum, quartiles and maximum of sorted values.
+func quantiles(s []float64) []float64 {
+	if len(s) == 0 {
+		return nil
+	}
+	q := make([]float64, 5)
+	for k := range q {
+		q[k] = math.Round(s[(len(s)-1)*k/4]*100) / 100
+	}
+	return q
 }

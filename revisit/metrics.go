@@ -40,6 +40,8 @@ type Metrics struct {
 	Freshness       float64 `json:"freshness"`
 	SteadyFreshness float64 `json:"steady_freshness"`
 	AgeHours        float64 `json:"age_hours"`
+	// DailyFetches counts each round's fetches (set by Run).
+	DailyFetches []int64 `json:"daily_fetches,omitempty"`
 	// DailyFreshness and DailyAgeHours are the averages over each day.
 	DailyFreshness []float64 `json:"daily_freshness"`
 	DailyAgeHours  []float64 `json:"daily_age_hours"`

@@ -81,6 +81,11 @@ type Config struct {
 	Workers int
 	// Log receives progress; nil means slog.Default().
 	Log *slog.Logger
+	// Trace, if set, is called for every simulated fetch with the policy,
+	// the round's day, the page (index into Truth.Pages) and the change
+	// state updatedb saw. Policies run concurrently: Trace must be safe
+	// for concurrent use.
+	Trace func(policy string, day, page int, state crawldb.ChangeState)
 }
 
 // Validate checks the configuration as Run will (with the budget's
@@ -299,6 +304,7 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 		pol.initDatum(i, d, tr.Start)
 	}
 	var cands []candidate
+	daily := make([]int64, c.Days)
 	for day := range c.Days {
 		if err := ctx.Err(); err != nil {
 			return Metrics{}, err
@@ -330,12 +336,17 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 			version := tr.Events.CountAt(i, atSec)
 			d := &datums[i]
 			d.FetchInterval = cd.interval
-			ApplyFetch(sched, d, at, now, Signature(version), tr.Pages[i].Features, maxInterval)
+			st := ApplyFetch(sched, d, at, now, Signature(version), tr.Pages[i].Features, maxInterval)
+			if c.Trace != nil {
+				c.Trace(name, day, i, st)
+			}
 		}
+		daily[day] = int64(len(cands))
 		c.Log.Debug("revisit: round", "policy", name, "day", day, "due", len(cands))
 	}
 	m := tk.Finish()
 	m.Policy = name
+	m.DailyFetches = daily
 	m.Budget = c.Budget
 	m.BudgetUsed = float64(m.Fetches) / (float64(c.Budget) * float64(c.Days))
 	m.Sources = map[string]int64{}
