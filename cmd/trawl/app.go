@@ -142,6 +142,7 @@ func newApp(sio *stdio) *cli.App {
 			updatedbCommand(sio),
 			crawlCommand(sio),
 			resolveCommand(sio),
+			evalCommand(sio),
 			readdbCommand(sio),
 			readsegCommand(sio),
 			simwebCommand(sio),

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/revisit"
+	"github.com/trawl/trawl/simweb"
+)
+
+func evalCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "eval",
+		Usage: "evaluate trawl's policies by simulation",
+		Subcommands: []*cli.Command{{
+			Name:  "revisit",
+			Usage: "simulate revisit policies over the synthetic web's ground truth and compare them",
+			Description: `Simulates daily crawl rounds over a synthetic web (trawl simweb, generated without
+hazards) whose true change events are known, for each policy, with the real
+schedule code, the real DBSCAN and the real estimators, at the same fetch budget:
+
+  default      Nutch's DefaultFetchSchedule (schedule.defaultInterval, 30 days)
+  adaptive     Nutch's AdaptiveFetchSchedule with the schedule.adaptive.* settings
+  dynamic      the seed's dynamic strategy (DBSCAN clusters of young pages,
+               cluster periods from samples, Poisson after 16 changes)
+  dynamic-opt  dynamic with the freshness-optimal allocation for old pages
+  oracle       the true rates and the freshness-optimal allocation
+
+Every round the due pages are ranked most overdue first (ties by page) and at
+most --budget are fetched; unused budget is lost. Prints a markdown table
+(fetches, changes detected, prediction offset mu, hit rate lambda, efficiency
+eta, mean freshness and age; see the revisit package documentation for the
+exact definitions) and writes to --out: table.md, table.csv, report.json
+(with the daily series) and freshness.png and freshness.svg (freshness per
+day and policy).
+
+Examples:
+   trawl eval revisit --pages 10000 --days 30 --out eval-small
+   trawl eval revisit --pages 100000 --hosts 1000 --days 90 --out eval
+   trawl eval revisit --policies adaptive,dynamic --eps 0.3 --recluster 7`,
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "pages", Value: 100000, Usage: "content pages of the web (`N`)"},
+				&cli.IntFlag{Name: "hosts", Usage: "regular hosts (`N`; default pages/100, at least 1)"},
+				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` selecting the web"},
+				&cli.IntFlag{Name: "days", Value: revisit.DefaultDays, Usage: "simulated days, one round a day (`D`)"},
+				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`; default 10% of the simulated pages)"},
+				&cli.IntFlag{Name: "recluster", Value: revisit.DefaultRecluster, Usage: "dynamic: days between DBSCAN runs (`K`)"},
+				&cli.Float64Flag{Name: "eps", Usage: "dynamic: DBSCAN eps (`E`; 0: the k-distance knee of each run)"},
+				&cli.IntFlag{Name: "min-pts", Value: revisit.DefaultMinPts, Usage: "dynamic: DBSCAN minPts (`M`, the point itself included)"},
+				&cli.IntFlag{Name: "min-samples", Value: revisit.DefaultMinSamples, Usage: "dynamic: samples per cluster at least (`K`)"},
+				&cli.Float64Flag{Name: "sample-rate", Value: revisit.DefaultSampleRate, Usage: "dynamic: samples as a share of a cluster's size (`R`)"},
+				&cli.DurationFlag{Name: "fetch-lag", Value: revisit.DefaultFetchLag, Usage: "time from a round's start to its fetches (`DURATION`)"},
+				&cli.StringFlag{Name: "policies", Value: strings.Join(revisit.PolicyNames(), ","), Usage: "comma-separated `LIST` of policies"},
+				&cli.StringFlag{Name: "out", Usage: "write the table, report and plots to `DIR` (created)"},
+			},
+			Action: action(sio, func(s *session, c *cli.Context) error {
+				if c.Args().Present() {
+					return usageErrorf("eval revisit takes no arguments, got %q", c.Args().First())
+				}
+				return s.evalRevisit(c)
+			}),
+		}},
+	}
+}
+
+func (s *session) evalRevisit(c *cli.Context) error {
+	start := time.Now()
+	pages := c.Int("pages")
+	hosts := c.Int("hosts")
+	if hosts == 0 {
+		hosts = max(1, pages/100)
+	}
+	sched, err := s.schedule()
+	if err != nil {
+		return err
+	}
+	var policies []string
+	for _, p := range strings.Split(c.String("policies"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			policies = append(policies, p)
+		}
+	}
+	days := c.Int("days")
+	if days < 1 {
+		return usageErrorf("--days %d: want at least 1", days)
+	}
+	cfg := revisit.Config{
+		Days: days, Budget: c.Int("budget"), Policies: policies, Schedule: &sched.Config,
+		Recluster: c.Int("recluster"), Eps: c.Float64("eps"), MinPts: c.Int("min-pts"),
+		MinSamples: c.Int("min-samples"), SampleRate: c.Float64("sample-rate"),
+		FetchLag: c.Duration("fetch-lag"), Log: s.log,
+	}
+	if c.IsSet("budget") && cfg.Budget < 1 {
+		return usageErrorf("--budget %d: want at least 1", cfg.Budget)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageErrorf("eval revisit: %w", err)
+	}
+	out := c.String("out")
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return fmt.Errorf("eval revisit: %w", err)
+		}
+	}
+	web, err := simweb.New(simweb.Config{Seed: c.Uint64("seed"), Hosts: hosts, Pages: pages, Hazards: simweb.HazardsNone})
+	if err != nil {
+		return usageErrorf("eval revisit: %w", err)
+	}
+	t0 := time.Now()
+	tr, err := revisit.NewTruth(c.Context, web, time.Duration(days)*24*time.Hour)
+	if err != nil {
+		return fmt.Errorf("eval revisit: %w", err)
+	}
+	truthTime := time.Since(t0)
+	s.log.Info("eval revisit: truth read", "pages", len(tr.Pages), "events", tr.Events.Total(), "seconds", time.Since(t0).Seconds())
+	rep, err := revisit.Run(c.Context, tr, cfg)
+	if err != nil {
+		return fmt.Errorf("eval revisit: %w", err)
+	}
+	if err := rep.Markdown(s.io.stdout); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.io.stdout, "\nwall time %.1f s (web %.1f s, truth %.1f s, simulation %.1f s)\n",
+		time.Since(start).Seconds(), t0.Sub(start).Seconds(), truthTime.Seconds(), rep.Seconds)
+	if out == "" {
+		return nil
+	}
+	for _, f := range []struct {
+		name  string
+		write func(*os.File) error
+	}{
+		{"table.md", func(f *os.File) error { return rep.Markdown(f) }},
+		{"table.csv", func(f *os.File) error { return rep.WriteCSV(f) }},
+		{"report.json", func(f *os.File) error { return rep.WriteJSON(f) }},
+	} {
+		if err := writeFileAtomic(filepath.Join(out, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{"freshness.png", "freshness.svg"} {
+		if err := rep.SavePlot(filepath.Join(out, name)); err != nil {
+			return fmt.Errorf("eval revisit: %w", err)
+		}
+	}
+	fmt.Fprintf(s.io.stdout, "wrote %s/{table.md,table.csv,report.json,freshness.png,freshness.svg}\n", out)
+	return nil
+}
+
+// writeFileAtomic writes a file through a temporary file in the same
+// directory, renamed into place when complete.
+func writeFileAtomic(path string, write func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("eval revisit: %w", err)
+	}
+	tmp := f.Name()
+	if err := write(f); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return fmt.Errorf("eval revisit: %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("eval revisit: %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("eval revisit: %w", err)
+	}
+	return nil
+}
