@@ -18,15 +18,19 @@ const (
 	kindOld   uint8 = 1 // the CrawlDB row
 	kindFetch uint8 = 2 // a crawl_fetch row
 	kindParse uint8 = 3 // a crawl_parse row, or a redirect target from crawl_fetch
+	// kindCluster: the page's row of the cluster result being applied
+	// (its assignment/ or samples/ row).
+	kindCluster uint8 = 4
 )
 
 // dbValue is updatedb's shuffle value: one input record of a URL. Exactly one
-// of Old, Fetch and Parse is set, as Kind says.
+// of Old, Fetch, Parse and Cluster is set, as Kind says.
 type dbValue struct {
-	Kind  uint8
-	Old   *crawldb.Datum
-	Fetch *segment.Fetch
-	Parse *segment.ParseUpdate
+	Kind    uint8
+	Old     *crawldb.Datum
+	Fetch   *segment.Fetch
+	Parse   *segment.ParseUpdate
+	Cluster *clusterValue
 }
 
 // Counter names of updatedb (job group "updatedb"); the per-status counts of
@@ -45,6 +49,7 @@ const (
 	ctrSignatureSame    = "signature_unchanged"
 	ctrForcedRefetch    = "forced_refetch" // interval beyond the maximum: refetch forced
 	ctrPurgedGone       = "purged_gone"
+	ctrClusterGone      = "clustered_urls_gone" // cluster result rows of URLs no longer in the CrawlDB
 	ctrStatusPrefix     = "status_"
 )
 
@@ -77,6 +82,11 @@ type dbMerger struct {
 	additions bool
 	// maxInlinks is db.update.max.inlinks (<= 0: no limit).
 	maxInlinks int
+	// applyClusters says a cluster result is being applied (kindCluster
+	// values); clusterMaxChanges is its young-page threshold (see
+	// applyCluster).
+	applyClusters     bool
+	clusterMaxChanges int
 }
 
 // mergeState is the per-call scratch space of merge, reused across keys by
@@ -93,6 +103,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		old   *crawldb.Datum
 		fetch *segment.Fetch
 		sig   *segment.ParseUpdate
+		cv    *clusterValue
 	)
 	st.links.reset(m.maxInlinks)
 	for v := range values {
@@ -122,6 +133,17 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 			default:
 				count(ctrUnknownParse, 1)
 			}
+		case kindCluster:
+			// An assignment row gives the label, a samples row the flag
+			// (and the same label).
+			if cv == nil {
+				cv = &clusterValue{Label: v.Cluster.Label}
+			}
+			if v.Cluster.Sample {
+				cv.Sample = true
+			} else {
+				cv.Label = v.Cluster.Label
+			}
 		default:
 			return res, false, fmt.Errorf("updatedb: %s: shuffle value of unknown kind %d", url, v.Kind)
 		}
@@ -141,12 +163,19 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 	// No fetch and no link: keep the old row as it is.
 	if fetch == nil && len(links) == 0 {
 		if old == nil {
+			if cv != nil {
+				// The page was clustered but has left the CrawlDB since.
+				count(ctrClusterGone, 1)
+				return res, false, nil
+			}
 			count(ctrLoneSignature, 1)
 			return res, false, nil
 		}
 		count(ctrUnchanged, 1)
 		count(statusCounter(old.Status), 1)
-		return *old, true, nil
+		res = *old
+		m.applyCluster(&res, cv)
+		return res, true, nil
 	}
 
 	var prevFetchTime, prevModifiedTime time.Time
@@ -159,6 +188,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		// below); a new URL is initialized from the best link.
 		if old != nil {
 			res = *old
+			m.applyCluster(&res, cv)
 		} else {
 			count(ctrNewFromLinks, 1)
 			res = crawldb.Datum{
@@ -186,8 +216,11 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 			res.ChangeCount = old.ChangeCount
 			res.FetchCount = old.FetchCount
 			res.ClusterID = old.ClusterID
+			res.ClusterSample = old.ClusterSample
 			res.Features = old.Features
 		}
+		// The schedule below sees the applied cluster result.
+		m.applyCluster(&res, cv)
 		if sig != nil {
 			inl := res.Features.Inlinks
 			res.Features = sig.Features

@@ -199,8 +199,10 @@ func (e Env) dbParts(cp crawlPaths, current string) (int, error) {
 
 // ScheduleOptions selects and configures the fetch schedule.
 type ScheduleOptions struct {
-	// Name is "default" or "adaptive" (crawldb.ScheduleNames); empty means
-	// adaptive, trawl's default.
+	// Name is "default", "adaptive" or "dynamic" (crawldb.ScheduleNames);
+	// empty means adaptive, trawl's default. With "dynamic", updatedb
+	// applies the newest cluster result and computes the cluster periods
+	// (see UpdateDB).
 	Name string
 	// Config configures the schedule; the zero value means
 	// crawldb.DefaultScheduleConfig().
@@ -388,6 +390,7 @@ const (
 	confDefaultIntv    = "schedule.defaultInterval"
 	confMaxIntv        = "schedule.maxInterval"
 	confAdaptive       = "schedule.adaptive"
+	confDynamic        = "schedule.dynamic"
 	confFilters        = "urlfilter"
 	confNow            = "now"
 	confOut            = "out"
@@ -404,6 +407,7 @@ func (c *conf) setSchedule(o ScheduleOptions) {
 	c.setDuration(confDefaultIntv, o.Config.DefaultInterval)
 	c.setDuration(confMaxIntv, o.Config.MaxInterval)
 	c.setJSON(confAdaptive, o.Config.Adaptive)
+	c.setJSON(confDynamic, o.Config.Dynamic)
 }
 
 func (c *conf) schedule() (crawldb.Schedule, crawldb.ScheduleConfig) {
@@ -411,6 +415,7 @@ func (c *conf) schedule() (crawldb.Schedule, crawldb.ScheduleConfig) {
 	cfg.DefaultInterval = c.duration(confDefaultIntv)
 	cfg.MaxInterval = c.duration(confMaxIntv)
 	c.json(confAdaptive, &cfg.Adaptive)
+	c.json(confDynamic, &cfg.Dynamic)
 	if c.err != nil {
 		return nil, cfg
 	}

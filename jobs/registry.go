@@ -1,6 +1,11 @@
 package jobs
 
-import "github.com/trawl/trawl/mapreduce"
+import (
+	"maps"
+
+	"github.com/trawl/trawl/dbscan"
+	"github.com/trawl/trawl/mapreduce"
+)
 
 // The engine job names, as Registry knows them.
 const (
@@ -35,4 +40,14 @@ func Registry() mapreduce.Registry {
 			return newParseJob(c)
 		},
 	}
+}
+
+// RegistryWith is Registry plus the partitioned DBSCAN jobs Cluster runs
+// (dbscan.Registry), for a `trawl task` that may run any of them. res
+// resolves the side file the DBSCAN label job reads (its local cluster
+// labels), as the task's storage would.
+func RegistryWith(res mapreduce.Resolver) mapreduce.Registry {
+	r := Registry()
+	maps.Copy(r, dbscan.Registry(res))
+	return r
 }

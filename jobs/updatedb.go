@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/dbscan"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -67,6 +68,16 @@ type UpdateResult struct {
 	Counters *mapreduce.Counters
 	// Duration is the wall time of the whole update.
 	Duration time.Duration
+	// Clusters is, with the dynamic schedule, the CrawlDB's record of its
+	// cluster result and the periods this run scheduled with.
+	Clusters *ClustersApplied
+	// ClustersApplied is the URI of the cluster result this run applied
+	// ("" if none was new).
+	ClustersApplied string
+	// PeriodsScan is the wall time of the dynamic schedule's pre-pass
+	// over the CrawlDB (the cluster periods), PeriodsRows the rows it read.
+	PeriodsScan time.Duration
+	PeriodsRows int64
 }
 
 const jobUpdateDB = JobUpdateDB
@@ -78,6 +89,12 @@ const (
 	confRetryMax   = "updatedb.retryMax"
 	confMaxInlinks = "updatedb.maxInlinks"
 	confPurgeGone  = "updatedb.purgeGone"
+	// The dynamic schedule's inputs: the cluster result to apply (URI,
+	// absent: none), its young-page threshold, and the cluster periods
+	// (JSON crawldb.ClusterPeriods).
+	confClusters          = "updatedb.clusters"
+	confClusterMaxChanges = "updatedb.clusterMaxChanges"
+	confClusterPeriods    = "updatedb.clusterPeriods"
 )
 
 // segmentInput is one segment's inputs to updatedb.
@@ -130,6 +147,32 @@ type segmentInput struct {
 // new CrawlDB version lists the segments merged into it, so if the process
 // dies after the install but before a marker is written, the next job that
 // takes the lock writes the missing markers (recoverDB).
+//
+// With the dynamic schedule (Schedule.Name "dynamic"), UpdateDB first
+// applies cluster results and computes the cluster periods:
+//
+//   - if the crawl's newest published clusters/<name> (see Cluster) is
+//     newer than the one the current CrawlDB version records in its
+//     _clusters.json, this run applies it: the job also reads its
+//     assignment/ and samples/ (keyed by URL), so every page in the
+//     assignment takes its label as ClusterID and ClusterSample if it is
+//     a sample, and every page not in it stops being a sample and, if
+//     young (ChangeCount at most the result's threshold), gets -1; the
+//     schedule then sees the new assignment;
+//   - a pre-pass over the current CrawlDB, reading only the url, cluster
+//     id, sample flag, change count and history columns, averages
+//     crawldb.ObservedChangePeriod over each cluster's samples (the new
+//     result's samples when one is applied) into crawldb.ClusterPeriods,
+//     which travel to the reduce tasks in the job's Conf as JSON (so a
+//     Hadoop Streaming task rebuilds the same schedule) for
+//     crawldb.NewDynamicSchedule. The periods lag the samples' fetches
+//     merged by this run by one round;
+//   - the new version's _clusters.json records the applied result and
+//     the periods, written before the install, so the CrawlDB and its
+//     record change together.
+//
+// Other schedules carry the current version's _clusters.json forward
+// unchanged.
 func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult, err error) {
 	start := time.Now()
 	if len(o.Segments) == 0 {
@@ -225,6 +268,20 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	c.setJSON(confFilters, spec)
 	c.setTime(confNow, o.Now)
 	c.setSchedule(o.Schedule)
+	var plan *dynamicPlan
+	if o.Schedule.resolved().Name == "dynamic" {
+		if plan, err = planDynamic(ctx, env, cp, o.Now); err != nil {
+			return nil, fmt.Errorf("updatedb: dynamic schedule: %w", err)
+		}
+		if plan.apply != "" {
+			c.set(confClusters, plan.apply)
+			c.setInt(confClusterMaxChanges, int64(plan.maxChanges))
+			log.Info("applying a cluster result", "result", plan.apply)
+		}
+		c.setJSON(confClusterPeriods, plan.record.Periods)
+		log.Info("cluster periods", "clusters", len(plan.record.Periods), "rows_scanned", plan.scanned,
+			"duration", plan.took.Round(time.Millisecond))
+	}
 	if c.err != nil {
 		return nil, fmt.Errorf("updatedb: %w", c.err)
 	}
@@ -251,6 +308,10 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
+	if err := writeClustersRecord(cp, newName, plan); err != nil {
+		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
 	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
 		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
 	}
@@ -267,6 +328,11 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 			res.StatusCounts[s] = v
 			res.Rows += v
 		}
+	}
+	if plan != nil {
+		res.Clusters = &plan.record
+		res.ClustersApplied = plan.apply
+		res.PeriodsScan, res.PeriodsRows = plan.took, plan.scanned
 	}
 	res.Fetched = jr.Counters.Get(jobUpdateDB, ctrFetched)
 	res.Added = jr.Counters.Get(jobUpdateDB, ctrNewFromLinks)
@@ -286,6 +352,18 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 	parts := int(c.integer(confNumReduce))
 	now := c.time(confNow)
 	sched, cfg := c.schedule()
+	clusters := c.str(confClusters)
+	if sched != nil && sched.Name() == "dynamic" {
+		var periods crawldb.ClusterPeriods
+		c.json(confClusterPeriods, &periods)
+		if c.err == nil {
+			dyn, err := crawldb.NewDynamicSchedule(cfg, periods)
+			if err != nil {
+				c.fail(confClusterPeriods, err)
+			}
+			sched = dyn
+		}
+	}
 	merger := &dbMerger{
 		sched:       sched,
 		now:         now,
@@ -293,6 +371,10 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		maxInterval: intervalSeconds(cfg.MaxInterval),
 		additions:   c.boolean(confAdditions),
 		maxInlinks:  int(c.integer(confMaxInlinks)),
+	}
+	if clusters != "" {
+		merger.applyClusters = true
+		merger.clusterMaxChanges = int(c.integer(confClusterMaxChanges))
 	}
 	purgeGone := c.boolean(confPurgeGone)
 	filters := c.filters()
@@ -356,6 +438,17 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 				return nil
 			}, mapreduce.RequireSuccess()))
 		}
+	}
+	if clusters != "" {
+		inputs = append(inputs,
+			mapreduce.From(storage.Join(clusters, dbscan.DirAssignment), func(t *mapreduce.Task, a dbscan.Assignment, emit mapreduce.Emit[dbValue]) error {
+				emit(a.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: a.Label}})
+				return nil
+			}, mapreduce.RequireSuccess()),
+			mapreduce.From(storage.Join(clusters, dbscan.DirSamples), func(t *mapreduce.Task, s dbscan.Sample, emit mapreduce.Emit[dbValue]) error {
+				emit(s.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: s.Label, Sample: true}})
+				return nil
+			}, mapreduce.RequireSuccess()))
 	}
 	states := sync.Pool{New: func() any { return new(mergeState) }}
 	return &mapreduce.Job[dbValue, crawldb.Datum]{
