@@ -199,6 +199,10 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 			if err != nil {
 				return err
 			}
+			log.Info("measured", "eps", e.Eps, "run", r+1, "clusters", rw.clusters, "noise", rw.noise,
+				"trawl wall", rw.trawl.wall.Round(time.Millisecond), "trawl cpu", rw.trawl.cpu.Round(time.Millisecond), "trawl rss MiB", rw.trawl.rss>>20,
+				"sklearn wall", rw.sk.wall.Round(time.Millisecond), "sklearn cpu", rw.sk.cpu.Round(time.Millisecond), "sklearn rss MiB", rw.sk.rss>>20,
+				"ari", rw.ari, "differ", rw.differ, "sklearn", rw.skSkipped)
 			rows = append(rows, rw)
 		}
 	}
