@@ -101,6 +101,26 @@ const (
 	AdaptiveSyncDelta       = "schedule.adaptive.syncDelta"
 	AdaptiveSyncDeltaRate   = "schedule.adaptive.syncDeltaRate"
 
+	// The dynamic schedule (crawldb.DynamicConfig) and trawl cluster.
+	DynamicMaxChanges       = "schedule.dynamic.maxChanges"
+	DynamicHomeInitial      = "schedule.dynamic.home.initial"
+	DynamicHomeMin          = "schedule.dynamic.home.min"
+	DynamicHomeMax          = "schedule.dynamic.home.max"
+	DynamicDirectoryInitial = "schedule.dynamic.directory.initial"
+	DynamicDirectoryMin     = "schedule.dynamic.directory.min"
+	DynamicDirectoryMax     = "schedule.dynamic.directory.max"
+	DynamicOtherInitial     = "schedule.dynamic.other.initial"
+	DynamicOtherMin         = "schedule.dynamic.other.min"
+	DynamicOtherMax         = "schedule.dynamic.other.max"
+	DynamicPoissonScale     = "schedule.dynamic.poissonScale"
+	DynamicOptimalMu        = "schedule.dynamic.optimalMu"
+	ClusterEps              = "cluster.eps"
+	ClusterMinPts           = "cluster.minPts"
+	ClusterSampleRate       = "cluster.sampleRate"
+	ClusterMinSamples       = "cluster.minSamples"
+	ClusterMaxChanges       = "cluster.maxChanges"
+	ClusterPartitions       = "cluster.partitions"
+
 	URLFilterSchemes           = "urlfilter.schemes"
 	URLFilterMaxLength         = "urlfilter.maxLength"
 	URLFilterSuffix            = "urlfilter.suffix"
@@ -194,8 +214,8 @@ func Settings() []Setting {
 		{Name: LockMaxAge, Kind: Duration, Default: "24h",
 			Doc: "a CrawlDB lock older than this is stale (--force breaks it); 0 means only a dead holder makes it stale"},
 
-		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive"},
-			Doc: "fetch schedule: default (fixed interval) or adaptive (Nutch's AdaptiveFetchSchedule)"},
+		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive", "dynamic"},
+			Doc: "fetch schedule: default (fixed interval), adaptive (Nutch's AdaptiveFetchSchedule) or dynamic (cluster periods for young pages, Poisson estimates for old ones; see trawl cluster)"},
 		{Name: ScheduleDefaultInterval, Kind: Duration, Default: "30d",
 			Doc: "revisit interval of a new page (Nutch's db.fetch.interval.default)"},
 		{Name: ScheduleMaxInterval, Kind: Duration, Default: "90d",
@@ -212,6 +232,43 @@ func Settings() []Setting {
 			Doc: "move the next fetch towards the observed modification time (db.fetch.schedule.adaptive.sync_delta)"},
 		{Name: AdaptiveSyncDeltaRate, Kind: Float, Default: "0.3",
 			Doc: "weight of the observed modification time (db.fetch.schedule.adaptive.sync_delta_rate)"},
+
+		{Name: DynamicMaxChanges, Kind: Int, Default: "16",
+			Doc: "dynamic schedule: a page with more observed changes is revisited by its own Poisson estimate (the seed's 16)"},
+		{Name: DynamicHomeInitial, Kind: Duration, Default: "1d",
+			Doc: "dynamic schedule: first interval of a site's home page (path / or empty)"},
+		{Name: DynamicHomeMin, Kind: Duration, Default: "1h",
+			Doc: "dynamic schedule: shortest interval of a home page"},
+		{Name: DynamicHomeMax, Kind: Duration, Default: "7d",
+			Doc: "dynamic schedule: longest interval of a home page"},
+		{Name: DynamicDirectoryInitial, Kind: Duration, Default: "3d",
+			Doc: "dynamic schedule: first interval of a directory page (path ending in /)"},
+		{Name: DynamicDirectoryMin, Kind: Duration, Default: "6h",
+			Doc: "dynamic schedule: shortest interval of a directory page"},
+		{Name: DynamicDirectoryMax, Kind: Duration, Default: "30d",
+			Doc: "dynamic schedule: longest interval of a directory page"},
+		{Name: DynamicOtherInitial, Kind: Duration, Default: "7d",
+			Doc: "dynamic schedule: first interval of any other page"},
+		{Name: DynamicOtherMin, Kind: Duration, Default: "1d",
+			Doc: "dynamic schedule: shortest interval of any other page"},
+		{Name: DynamicOtherMax, Kind: Duration, Default: "90d",
+			Doc: "dynamic schedule: longest interval of any other page (at most schedule.maxInterval)"},
+		{Name: DynamicPoissonScale, Kind: Float, Default: "1",
+			Doc: "dynamic schedule: an old page's interval is this times its estimated mean change period"},
+		{Name: DynamicOptimalMu, Kind: Float, Default: "0",
+			Doc: "dynamic schedule: multiplier of the freshness-optimal allocation (rates per day) for old pages; 0 means off (the seed's rule)"},
+		{Name: ClusterEps, Kind: Float, Default: "0",
+			Doc: "trawl cluster: DBSCAN radius on the standardized features; required (trawl cluster --suggest-eps proposes one)"},
+		{Name: ClusterMinPts, Kind: Int, Default: "8",
+			Doc: "trawl cluster: points within eps (the point itself included) that make a core point"},
+		{Name: ClusterSampleRate, Kind: Float, Default: "0.05",
+			Doc: "trawl cluster: share R of a cluster's members taken as samples (the nearest its centre)"},
+		{Name: ClusterMinSamples, Kind: Int, Default: "3",
+			Doc: "trawl cluster: least samples K per cluster (all members if fewer)"},
+		{Name: ClusterMaxChanges, Kind: Int, Default: "16",
+			Doc: "trawl cluster: pages with at most this many observed changes (at least 1) are clustered; -1 means all"},
+		{Name: ClusterPartitions, Kind: Int, Default: "0",
+			Doc: "trawl cluster: boxes the feature space is cut into for the partitioned DBSCAN; 0 means the number of CPUs"},
 
 		{Name: URLFilterSchemes, Kind: List, Default: "http,https",
 			Doc: "URL schemes accepted; empty accepts any"},

@@ -141,6 +141,8 @@ func newApp(sio *stdio) *cli.App {
 			parseCommand(sio),
 			updatedbCommand(sio),
 			crawlCommand(sio),
+			clusterCommand(sio),
+			dbscanCommand(sio),
 			resolveCommand(sio),
 			evalCommand(sio),
 			readdbCommand(sio),

@@ -91,6 +91,7 @@ func (s *session) schedule() (jobs.ScheduleOptions, error) {
 				SyncDelta:     cfg.Bool(config.AdaptiveSyncDelta),
 				SyncDeltaRate: cfg.Float(config.AdaptiveSyncDeltaRate),
 			},
+			Dynamic: s.dynamicConfig(),
 		},
 	}
 	// Check the values now, for an error that names the settings.

@@ -14,7 +14,8 @@ Examples:
    trawl --crawl ./crawl readdb stats
    trawl readdb dump --format csv --status db_unfetched --limit 10
    trawl readdb url https://example.com/
-   trawl readdb top 20`,
+   trawl readdb top 20
+   trawl readdb clusters`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "stats",
@@ -96,6 +97,7 @@ Examples:
 					return s.readdbTop(c)
 				}),
 			},
+			readdbClustersCommand(sio),
 		},
 	}
 }
