@@ -41,6 +41,11 @@ func plots(dir string, rs []*result) error {
 		return err
 	}
 	tp.Add(lbl)
+	top := 1.0
+	for _, p := range pts {
+		top = math.Max(top, p.Y)
+	}
+	tp.Y.Min, tp.Y.Max = 1, top*4 // room for the labels
 	tp.NominalX(labels...)
 	tp.X.Min, tp.X.Max = -0.6, float64(len(rs))-0.4
 	tp.Add(plotter.NewGrid())
