@@ -110,7 +110,9 @@ func (r *Reader) rows(ctx context.Context, i, start, end int) iter.Seq2[Datum, e
 			yield(Datum{}, fmt.Errorf("crawldb: %w", err))
 			return
 		}
-		pr, err := parquetio.Open[Datum](f, name)
+		// A CrawlDB written before a column was added (cluster_sample)
+		// reads with that column's zero value.
+		pr, err := parquetio.Open[Datum](f, name, parquetio.AllowMissingColumns())
 		if err != nil {
 			f.Close()
 			yield(Datum{}, fmt.Errorf("crawldb: %w", err))
