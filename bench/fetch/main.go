@@ -89,6 +89,7 @@ func main() {
 	flag.StringVar(&o.policies, "policies", "breadth-first,performance,quality,capacity", "policies: the --policy values compared")
 	flag.IntVar(&o.policyHosts, "policy-hosts", 500, "policies: simweb regular hosts")
 	flag.IntVar(&o.policyPages, "policy-pages", 20_000, "policies: simweb content pages")
+	flag.Float64Var(&o.policyLatency, "policy-latency", 1, "policies: scale of the simweb hosts' latency")
 	flag.DurationVar(&o.policyDelay, "policy-delay", time.Second, "policies: trawl fetch --server-delay")
 	flag.IntVar(&o.policyMaxPerHost, "policy-max-per-host", 60, "policies: generate --max-per-host (the best URLs by quality of each host; bounds a run, since a host gets one request per -policy-delay); -1 for all")
 	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (trawl waits the delay between any two requests to a host, on a new connection once it is over 0)")
@@ -117,7 +118,7 @@ type options struct {
 	seed                                                 uint64
 	hosts, pages, conns, fetchers, runs                  int
 	policyHosts, policyPages, policyMaxPerHost           int
-	latency                                              float64
+	latency, policyLatency                               float64
 	wget1Limit, policyDelay, keepAliveDelay              time.Duration
 	keepAliveRun, keep                                   bool
 }

@@ -90,7 +90,7 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 	}
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.policyHosts, o.policyPages, hz
-	so := simweb.ServeOptions{Latency: o.latency, AccessLogLimit: 4*o.policyPages + 100_000}
+	so := simweb.ServeOptions{Latency: o.policyLatency, AccessLogLimit: 4*o.policyPages + 100_000}
 	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "policies"), cfg, so)
 	if err != nil {
 		return err
@@ -107,7 +107,6 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 		urls    int
 		runs    []policyRun
 	}
-	var results []result
 	for qi, q := range splitList(o.qualities) {
 		quality, err := qualities(e.web, set.ids, q, o.seed)
 		if err != nil {
@@ -205,7 +204,6 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 				res.runs = append(res.runs, ka...)
 			}
 		}
-		results = append(results, res)
 		if err := writeCurves(filepath.Join(o.out, "policies-"+q+".csv"), res.runs); err != nil {
 			return err
 		}
@@ -338,7 +336,7 @@ func qualityCurve(entries []simweb.Access, quality map[int]float64, inList map[i
 
 func printPolicies(out io.Writer, o options, q string, urls int, delay time.Duration, runs []policyRun) {
 	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, hazards %s;\n",
-		q, o.seed, o.policyHosts, urls, o.latency, o.hazards)
+		q, o.seed, o.policyHosts, urls, o.policyLatency, o.hazards)
 	fmt.Fprintf(out, "fetch list: generate --max-per-host %d (each host's best URLs by quality); trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyMaxPerHost, delay, o.conns)
 	fmt.Fprintf(out, "| %-28s | %7s | %9s | %9s | %8s | %11s | %7s | %8s | %11s | %8s |\n",
 		"policy", "pages", "crawl", "wall", "pages/s", "x first row", "to 80%", "AUC", "connections", "peak RSS")

@@ -83,11 +83,18 @@ func run(urlsFile string, conns int, agent string, robots bool, timeout time.Dur
 	// Our own client: colly's redirect handler runs its revisit check
 	// before the handler, which would turn a redirect whose target is
 	// also in the list into an error and the target's own visit into
-	// "already visited".
+	// "already visited". Redirects are answers, except for robots.txt
+	// (colly fetches it with the same client and cannot read a 301, as
+	// trawl follows robots.txt redirects).
 	c.SetClient(&http.Client{
-		Transport:     &capped{rt: tr, slots: make(chan struct{}, conns)},
-		Timeout:       timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &capped{rt: tr, slots: make(chan struct{}, conns)},
+		Timeout:   timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if via[0].URL.Path == "/robots.txt" && len(via) < 5 {
+				return nil
+			}
+			return http.ErrUseLastResponse
+		},
 	})
 
 	hosts := map[string]bool{}
