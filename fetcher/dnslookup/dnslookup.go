@@ -1,9 +1,10 @@
 // Package dnslookup resolves host names with plain DNS queries to given
 // name servers (github.com/miekg/dns): an A query, then AAAA if there is
 // no A record, over UDP with a TCP retry when the answer is truncated,
-// following CNAME chains. It has no cache and blocks for each lookup; it
-// is the fetcher's resolver when name servers are configured (trawl's
-// --dns-server), and the baseline of the cached asynchronous resolver.
+// following CNAME chains. It has no cache and blocks for each lookup. The
+// fetch job now resolves with package resolver (cached and asynchronous);
+// this client remains as the simple resolver of the fetcher's tests and
+// as a baseline of the DNS benchmark (bench/dns).
 package dnslookup
 
 import (
