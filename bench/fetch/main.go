@@ -20,11 +20,18 @@
 //     host, and as one process (one connection) for a limited time;
 //   - trawl fetch (per policy) and trawl parse.
 //
-// policies: the crawl-scheduling paper's experiment: a fetch list whose
-// scores carry page quality (PageRank, then Zipf(1) random values) fetched
-// with a polite server delay by each --policy of trawl fetch; pages and
-// quality share over time (tables and plots), and keep-alive against one
-// request per connection.
+// policies: the crawl-scheduling paper's experiment. A web of 1,500 hosts
+// with latency x10 (median 150 ms) served by name (simweb's DNS); each
+// URL injected with its quality as score (PageRank, then Zipf(1) random
+// values), one fetch list of each host's 15 best URLs; fetched with
+// --server-delay 1s and 64 connections by each --policy of trawl fetch:
+// pages and quality share over time (tables, CSV and PNG plots into -out),
+// time to 80% of the quality, area under the quality curve; then the best
+// policy by throughput with keep-alive and with one request per
+// connection (at -keep-alive-delay). The latency and the per-host bound
+// make 64 connections, not the hosts' politeness delays, bound the crawl,
+// as in the paper; -policy-latency 1 -policy-hosts 500 -policy-max-per-host
+// 60 is the host-bound case.
 //
 //	go run ./bench/fetch -trawl bin/trawl                          # both, the scale
 //	go run ./bench/fetch -trawl bin/trawl -experiment throughput -hosts 100 -pages 5000
@@ -87,11 +94,11 @@ func main() {
 	flag.DurationVar(&o.wget1Limit, "wget1-limit", 2*time.Minute, "throughput: the single wget process is stopped after this (its rate is over what it fetched); 0 means no limit")
 	flag.StringVar(&o.trawlPolicies, "trawl-policies", "auto", "throughput: trawl fetch --policy values to measure, comma-separated; \"default\" means no --policy flag; auto: default, and capacity if trawl fetch has --policy")
 	flag.StringVar(&o.policies, "policies", "breadth-first,performance,quality,capacity", "policies: the --policy values compared")
-	flag.IntVar(&o.policyHosts, "policy-hosts", 500, "policies: simweb regular hosts")
+	flag.IntVar(&o.policyHosts, "policy-hosts", 1500, "policies: simweb regular hosts")
 	flag.IntVar(&o.policyPages, "policy-pages", 20_000, "policies: simweb content pages")
-	flag.Float64Var(&o.policyLatency, "policy-latency", 1, "policies: scale of the simweb hosts' latency")
+	flag.Float64Var(&o.policyLatency, "policy-latency", 10, "policies: scale of the simweb hosts' latency (10: median 150 ms, so that 64 connections, not the hosts' delays, bound the crawl, as in the paper)")
 	flag.DurationVar(&o.policyDelay, "policy-delay", time.Second, "policies: trawl fetch --server-delay")
-	flag.IntVar(&o.policyMaxPerHost, "policy-max-per-host", 60, "policies: generate --max-per-host (the best URLs by quality of each host; bounds a run, since a host gets one request per -policy-delay); -1 for all")
+	flag.IntVar(&o.policyMaxPerHost, "policy-max-per-host", 15, "policies: generate --max-per-host (the best URLs by quality of each host; bounds a run, since a host gets one request per -policy-delay); -1 for all")
 	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (trawl waits the delay between any two requests to a host, on a new connection once it is over 0)")
 	flag.StringVar(&o.qualities, "qualities", "pagerank,zipf", "policies: page quality models, comma-separated (pagerank, zipf)")
 	flag.BoolVar(&o.keepAliveRun, "keep-alive-run", true, "policies: also fetch with the best policy and keep-alive off (if trawl fetch has a keep-alive setting)")

@@ -47,6 +47,17 @@ func (r policyRun) label() string {
 // rate is pages per second of crawl time.
 func (r policyRun) rate() float64 { return float64(r.srv.ok) / r.crawl.Seconds() }
 
+// rate90 is pages per second until 90% of the run's pages were fetched:
+// the rate without the tail of the last hosts.
+func (r policyRun) rate90() float64 {
+	for _, p := range r.curve {
+		if float64(p.pages) >= 0.9*float64(r.srv.ok) && p.t > 0 {
+			return float64(p.pages) / p.t.Seconds()
+		}
+	}
+	return 0
+}
+
 // timeTo returns the share of the crawl time at which the quality share
 // first reached q (1 if never).
 func (r policyRun) timeTo(q float64) float64 {
@@ -338,20 +349,18 @@ func printPolicies(out io.Writer, o options, q string, urls int, delay time.Dura
 	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, hazards %s;\n",
 		q, o.seed, o.policyHosts, urls, o.policyLatency, o.hazards)
 	fmt.Fprintf(out, "fetch list: generate --max-per-host %d (each host's best URLs by quality); trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyMaxPerHost, delay, o.conns)
-	fmt.Fprintf(out, "| %-28s | %7s | %9s | %9s | %8s | %11s | %7s | %8s | %11s | %8s |\n",
-		"policy", "pages", "crawl", "wall", "pages/s", "x first row", "to 80%", "AUC", "connections", "peak RSS")
-	fmt.Fprintln(out, "|------------------------------|---------|-----------|-----------|----------|-------------|---------|----------|-------------|----------|")
-	base := runs[0].rate() // breadth-first, or keep-alive on
+	fmt.Fprintf(out, "| %-28s | %6s | %7s | %7s | %7s | %5s | %8s | %5s | %6s | %5s | %6s | %7s |\n",
+		"policy", "pages", "crawl", "wall", "pages/s", "x 1st", "p/s 90%", "x 1st", "to 80%", "AUC", "conns", "RSS")
+	fmt.Fprintln(out, "|------------------------------|--------|---------|---------|---------|-------|----------|-------|--------|-------|--------|---------|")
+	base, base90 := runs[0].rate(), runs[0].rate90() // breadth-first, or keep-alive on
 	for _, r := range runs {
-		x := "—"
-		if base > 0 {
-			x = fmt.Sprintf("%.2f", r.rate()/base)
-		}
-		fmt.Fprintf(out, "| %-28s | %7d | %8.1fs | %8.1fs | %8.0f | %11s | %6.0f%% | %8.3f | %11d | %4.0f MiB |\n",
-			r.label(), r.srv.ok, r.crawl.Seconds(), r.wall.Seconds(), r.rate(), x, 100*r.timeTo(0.8), r.auc(), r.srv.conns, float64(r.rss)/(1<<20))
+		fmt.Fprintf(out, "| %-28s | %6d | %6.1fs | %6.1fs | %7.0f | %5.2f | %8.0f | %5.2f | %5.0f%% | %5.3f | %6d | %3.0f MiB |\n",
+			r.label(), r.srv.ok, r.crawl.Seconds(), r.wall.Seconds(), r.rate(), r.rate()/base, r.rate90(), r.rate90()/base90,
+			100*r.timeTo(0.8), r.auc(), r.srv.conns, float64(r.rss)/(1<<20))
 	}
 	fmt.Fprintln(out)
-	fmt.Fprintln(out, "pages: page requests answered 200 (simweb access log); crawl: first request to last response; pages/s over crawl time;")
+	fmt.Fprintln(out, "pages: page requests answered 200 (simweb access log); crawl: first request to last response; pages/s over crawl time,")
+	fmt.Fprintln(out, "p/s 90%: until 90% of the pages were fetched (without the last hosts' tail); x 1st: over the first row's; conns: TCP connections;")
 	fmt.Fprintln(out, "to 80%: share of the crawl time until 80% of the fetch list's total quality was fetched; AUC: area under the quality-share curve over normalized time")
 }
 
