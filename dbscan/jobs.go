@@ -206,7 +206,7 @@ func input[V any](s source, fn func(t *mapreduce.Task, key string, x []float64, 
 			}
 			x := FeatureVector(d.Features)
 			return check(t, d.URL, x[:], emit)
-		})
+		}, mapreduce.AllowMissingColumns())
 	}
 	return mapreduce.From(s.path, func(t *mapreduce.Task, r PointRow, emit mapreduce.Emit[V]) error {
 		return check(t, r.Key, r.X, emit)

@@ -584,7 +584,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 			t.Count(ctrDue, 1)
 			emit(candidateKey(host, d.Score, d.URL), d)
 			return nil
-		}, mapreduce.RequireSuccess()),
+		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 	}
 	for _, p := range pending {
 		inputs = append(inputs, mapreduce.From(p, func(t *mapreduce.Task, r urlHost, emit mapreduce.Emit[crawldb.Datum]) error {
@@ -845,7 +845,7 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 				}
 				emit(candidateKey(countKey(d.URL, d.Host, byDomain), d.Score, d.URL), d)
 				return nil
-			}, mapreduce.RequireSuccess()),
+			}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 		},
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
 			host, _, _, _, err := parseSelectKey(key)

@@ -509,7 +509,7 @@ func newInjectJob(m map[string]string) (*mapreduce.Job[injValue, crawldb.Datum],
 			mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[injValue]) error {
 				emit(d.URL, injValue{Kind: kindOld, Old: &d})
 				return nil
-			}, mapreduce.Optional()),
+			}, mapreduce.Optional(), mapreduce.AllowMissingColumns()),
 			mapreduce.From(seeds, func(t *mapreduce.Task, s seedRow, emit mapreduce.Emit[injValue]) error {
 				emit(s.URL, injValue{Kind: kindSeed, Seed: &s})
 				return nil

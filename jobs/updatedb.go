@@ -406,7 +406,7 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 			}
 			emit(d.URL, dbValue{Kind: kindOld, Old: &d})
 			return nil
-		}, mapreduce.Optional(), mapreduce.RequireSuccess()),
+		}, mapreduce.Optional(), mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 	}
 	for _, s := range segs {
 		inputs = append(inputs, mapreduce.From(s.Fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[dbValue]) error {

@@ -28,6 +28,7 @@ type inputOpts struct {
 	wholeFiles     bool
 	splitGroups    int
 	requireSuccess bool
+	allowMissing   bool
 }
 
 // Optional makes a missing input path mean "no input" instead of an error.
@@ -50,6 +51,20 @@ func SplitRowGroups(n int) InputOption {
 // RequireSuccess requires a directory input to be a published job output:
 // it must hold a _SUCCESS file.
 func RequireSuccess() InputOption { return func(o *inputOpts) { o.requireSuccess = true } }
+
+// AllowMissingColumns lets the input's files lack some of the record
+// type's columns, which then read as zero values: for record types that
+// gained fields (a CrawlDB written by an earlier trawl). Columns present
+// must still have the record's types.
+func AllowMissingColumns() InputOption { return func(o *inputOpts) { o.allowMissing = true } }
+
+// readerOptions are the parquetio options of an input.
+func (o inputOpts) readerOptions() []parquetio.ReaderOption {
+	if o.allowMissing {
+		return []parquetio.ReaderOption{parquetio.AllowMissingColumns()}
+	}
+	return nil
+}
 
 // SplitBytes is the target compressed size of a map split when an input is
 // split by size.
@@ -88,7 +103,7 @@ func From[R, V any](path string, m MapFunc[R, V], opts ...InputOption) Input[V] 
 		opts:       o,
 		recordType: reflect.TypeFor[R](),
 		groups: func(f storage.File, name string) ([]int64, []int64, error) {
-			r, err := parquetio.Open[R](f, name)
+			r, err := parquetio.Open[R](f, name, o.readerOptions()...)
 			if err != nil {
 				f.Close()
 				return nil, nil, err
@@ -102,7 +117,7 @@ func From[R, V any](path string, m MapFunc[R, V], opts ...InputOption) Input[V] 
 			return sizes, rows, nil
 		},
 		run: func(t *Task, f storage.File, name string, start, end int, emit Emit[V], check func() error, records *int64) error {
-			r, err := parquetio.Open[R](f, name)
+			r, err := parquetio.Open[R](f, name, o.readerOptions()...)
 			if err != nil {
 				f.Close()
 				return err

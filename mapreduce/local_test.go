@@ -595,3 +595,44 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// DocV2 is Doc with a field added after Doc files were written.
+type DocV2 struct {
+	ID    int64  `parquet:"id"`
+	Text  string `parquet:"text"`
+	Lang  string `parquet:"lang"`
+	Score int32  `parquet:"score"`
+}
+
+func TestAllowMissingColumns(t *testing.T) {
+	dir := t.TempDir()
+	docs := makeDocs(300, 3)
+	writeParts(t, filepath.Join(dir, "docs"), docs, 2)
+	job := func(out string, opts ...InputOption) *Job[DocV2, DocV2] {
+		return &Job[DocV2, DocV2]{
+			Name:    "evolve",
+			MapOnly: true,
+			Inputs: []Input[DocV2]{From(filepath.Join(dir, "docs"), func(t *Task, d DocV2, emit Emit[DocV2]) error {
+				emit("", d)
+				return nil
+			}, opts...)},
+			Outputs: []Output[DocV2]{Write[DocV2](filepath.Join(dir, out))},
+		}
+	}
+	_, err := Run(context.Background(), testRunner(t), job("strict"))
+	if err == nil || !strings.Contains(err.Error(), "lang") {
+		t.Fatalf("strict input read files without the lang column: %v", err)
+	}
+	if _, err := Run(context.Background(), testRunner(t), job("evolved", AllowMissingColumns())); err != nil {
+		t.Fatal(err)
+	}
+	_, got := readOutput[DocV2](t, filepath.Join(dir, "evolved"), nil)
+	if len(got) != len(docs) {
+		t.Fatalf("%d rows, want %d", len(got), len(docs))
+	}
+	for i, d := range got {
+		if d.ID != docs[i].ID || d.Text != docs[i].Text || d.Lang != "" || d.Score != 0 {
+			t.Fatalf("row %d: %+v, want %+v with zero new fields", i, d, docs[i])
+		}
+	}
+}

@@ -29,7 +29,7 @@ Examples:
 				return usageErrorf("task: --phase must be map or reduce, not %q", phase)
 			}
 			env := envMap(sio.env)
-			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.Registry(), phase,
+			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.RegistryWith(s.resolver), phase,
 				func(k string) string { return env[k] }, sio.stdin, sio.stdout, sio.stderr,
 				mapreduce.WithStorage(s.resolver),
 				mapreduce.WithTempDir(s.cfg.String(config.EngineTempDir)),
