@@ -55,8 +55,9 @@
 //     Config.Recluster days (the first on day Recluster) the young pages
 //     (dbscan.YoungPage: fetched, at most MaxChanges observed changes) are
 //     clustered by dbscan.Cluster over their dbscan.FeatureVector z-scored
-//     with a Scaler fitted on them (Eps, or with Eps 0 dbscan.SuggestEps's
-//     k-distance knee, and MinPts), the max(MinSamples, ceil(SampleRate ·
+//     with a Scaler fitted on them (Eps, default DefaultEps, or with a
+//     negative Eps dbscan.SuggestEps's k-distance knee; MinPts), the
+//     max(MinSamples, ceil(SampleRate ·
 //     size)) members nearest each centre are the samples (dbscan.Centres),
 //     and the assignment is applied as updatedb applies `trawl cluster`'s
 //     result (young pages get their label and sample flag, -1 outside any

@@ -103,7 +103,7 @@ func (p *dynamicPolicy) cluster(ctx context.Context, datums []crawldb.Datum) err
 		return err
 	}
 	params := p.params
-	if params.Eps == 0 {
+	if params.Eps < 0 {
 		eps, err := dbscan.SuggestEps(pts, params.MinPts)
 		if err != nil {
 			return fmt.Errorf("suggest eps: %w", err)

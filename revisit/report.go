@@ -63,7 +63,7 @@ func (r *Report) Markdown(w io.Writer) error {
 }
 
 func epsText(eps float64) string {
-	if eps == 0 {
+	if eps < 0 {
 		return "knee"
 	}
 	return strconv.FormatFloat(eps, 'g', -1, 64)

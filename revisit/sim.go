@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -34,6 +35,7 @@ const (
 	DefaultDays          = 90
 	DefaultBudgetShare   = 0.10
 	DefaultRecluster     = 7
+	DefaultEps           = 0.25
 	DefaultMinPts        = 12
 	DefaultMinSamples    = 5
 	DefaultSampleRate    = 0.05
@@ -62,8 +64,8 @@ type Config struct {
 	// policies (default 7); the first is on day Recluster.
 	Recluster int
 	// Eps and MinPts are DBSCAN's parameters for the dynamic policies.
-	// Eps 0 means dbscan.SuggestEps's k-distance knee of each run's
-	// points; MinPts 0 means DefaultMinPts.
+	// Eps 0 means DefaultEps, a negative Eps dbscan.SuggestEps's
+	// k-distance knee of each run's points; MinPts 0 means DefaultMinPts.
 	Eps    float64
 	MinPts int
 	// MinSamples (K) and SampleRate (R) choose each cluster's samples:
@@ -113,6 +115,9 @@ func (c Config) resolved(n int) (Config, error) {
 	if c.Recluster == 0 {
 		c.Recluster = DefaultRecluster
 	}
+	if c.Eps == 0 {
+		c.Eps = DefaultEps
+	}
 	if c.MinPts == 0 {
 		c.MinPts = DefaultMinPts
 	}
@@ -140,8 +145,8 @@ func (c Config) resolved(n int) (Config, error) {
 		return c, fmt.Errorf("revisit: budget %d: want at least 1 fetch a day", c.Budget)
 	case c.Recluster < 1:
 		return c, fmt.Errorf("revisit: recluster every %d days: want at least 1", c.Recluster)
-	case c.Eps < 0:
-		return c, fmt.Errorf("revisit: eps %v: want >= 0 (0: the k-distance knee)", c.Eps)
+	case math.IsNaN(c.Eps) || math.IsInf(c.Eps, 0):
+		return c, fmt.Errorf("revisit: eps %v: want a finite number (negative: the k-distance knee)", c.Eps)
 	case c.MinPts < 1:
 		return c, fmt.Errorf("revisit: minPts %d: want at least 1", c.MinPts)
 	case c.MinSamples < 1:
@@ -175,7 +180,7 @@ type Report struct {
 	// Start is simulated time zero.
 	Start time.Time `json:"start"`
 	// Recluster, Eps, MinPts, MinSamples, SampleRate and FetchLag are the
-	// settings used (Eps 0: the knee of each run).
+	// settings used (Eps negative: the knee of each run).
 	Recluster  int     `json:"recluster_days"`
 	Eps        float64 `json:"eps"`
 	MinPts     int     `json:"min_pts"`

@@ -81,7 +81,7 @@ func TestTruthMatchesWeb(t *testing.T) {
 // table; the counts are consistent with the budget.
 func TestRunDeterministic(t *testing.T) {
 	tr := small(t)
-	cfg := Config{Days: 30, Recluster: 5, MinPts: 8, Log: quiet()}
+	cfg := Config{Days: 30, Recluster: 5, Eps: -1, MinPts: 8, Log: quiet()}
 	var tables []string
 	var rep *Report
 	for range 2 {
@@ -286,7 +286,7 @@ func TestReportOutputs(t *testing.T) {
 // TestConfigErrors: bad settings are refused before any work.
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{{Days: -1}, {Budget: -2}, {Policies: []string{"lru"}}, {Policies: []string{"oracle", "oracle"}},
-		{Eps: -1}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1}} {
+		{Eps: math.NaN()}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1}} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
 		}

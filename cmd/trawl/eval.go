@@ -50,7 +50,7 @@ Examples:
 				&cli.IntFlag{Name: "days", Value: revisit.DefaultDays, Usage: "simulated days, one round a day (`D`)"},
 				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`; default 10% of the simulated pages)"},
 				&cli.IntFlag{Name: "recluster", Value: revisit.DefaultRecluster, Usage: "dynamic: days between DBSCAN runs (`K`)"},
-				&cli.Float64Flag{Name: "eps", Usage: "dynamic: DBSCAN eps (`E`; 0: the k-distance knee of each run)"},
+				&cli.Float64Flag{Name: "eps", Value: revisit.DefaultEps, Usage: "dynamic: DBSCAN eps (`E`; negative: the k-distance knee of each run)"},
 				&cli.IntFlag{Name: "min-pts", Value: revisit.DefaultMinPts, Usage: "dynamic: DBSCAN minPts (`M`, the point itself included)"},
 				&cli.IntFlag{Name: "min-samples", Value: revisit.DefaultMinSamples, Usage: "dynamic: samples per cluster at least (`K`)"},
 				&cli.Float64Flag{Name: "sample-rate", Value: revisit.DefaultSampleRate, Usage: "dynamic: samples as a share of a cluster's size (`R`)"},
