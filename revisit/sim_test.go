@@ -26,7 +26,7 @@ var (
 
 // small is the truth of a small web, 30 days, shared by the tests (read
 // only).
-func small(t *testing.T) *Truth {
+func small(t testing.TB) *Truth {
 	t.Helper()
 	smallOnce.Do(func() {
 		var web *simweb.Web
