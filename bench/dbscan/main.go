@@ -385,7 +385,7 @@ func readIndices(path string, n int) ([]int, error) {
 func printTable(w io.Writer, o options, meta genMeta, contender string, rows []row) {
 	who := "trawl dbscan"
 	if contender == "self" {
-		who = "dbscan.Cluster in the harness's cluster mode (trawl has no dbscan command yet)"
+		who = "dbscan.Cluster in the harness's cluster mode (-contender self, or the binary has no dbscan command)"
 	}
 	skv := ""
 	for _, r := range rows {
