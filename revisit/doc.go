@@ -70,6 +70,11 @@
 //     1/db.fetch.interval.max, MaxFreq one a day) over every page's current
 //     rate estimate (its own Poisson estimate, its cluster's period, or its
 //     history's estimate), recomputed at every clustering.
+//   - dynamic-alloc (an experiment, not in PolicyNames, run only when
+//     asked for): dynamic-opt whose young pages also get the
+//     freshness-optimal interval of their estimated rate (cluster period,
+//     or their own history's Poisson estimate), to measure what the
+//     allocation gains beyond the old pages DynamicConfig.OptimalMu covers.
 //   - oracle: the true rates and poisson.Allocate under the same budget
 //     and bounds (OracleAllocation); a page is fetched every allocated
 //     interval, keeping its phase (the next fetch is one interval after

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/dbscan"
+	"github.com/trawl/trawl/poisson"
 )
 
 // dynamicPolicy is the seed's dynamic selection strategy driven through
@@ -30,20 +31,21 @@ type dynamicPolicy struct {
 	tr     *Truth
 	c      Config
 	opt    bool
+	all    bool // the allocation for young pages too (PolicyDynamicAlloc)
 	cfg    crawldb.ScheduleConfig
 	init   crawldb.Schedule
 	mu     float64
 	params dbscan.Params
 }
 
-func newDynamicPolicy(tr *Truth, c Config, opt bool) (*dynamicPolicy, error) {
+func newDynamicPolicy(tr *Truth, c Config, opt, all bool) (*dynamicPolicy, error) {
 	cfg := *c.Schedule
 	s, err := crawldb.NewDynamicSchedule(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Dynamic = s.Config()
-	return &dynamicPolicy{tr: tr, c: c, opt: opt, cfg: cfg, init: s,
+	return &dynamicPolicy{tr: tr, c: c, opt: opt, all: all, cfg: cfg, init: s,
 		params: dbscan.Params{Eps: c.Eps, MinPts: c.MinPts}}, nil
 }
 
@@ -76,7 +78,57 @@ func (p *dynamicPolicy) schedule(ctx context.Context, day int, now time.Time, da
 	}
 	cfg := p.cfg
 	cfg.Dynamic.OptimalMu = p.mu
-	return crawldb.NewDynamicSchedule(cfg, periods)
+	s, err := crawldb.NewDynamicSchedule(cfg, periods)
+	if err != nil || !p.all || p.mu <= 0 {
+		return s, err
+	}
+	return &allocSchedule{DynamicSchedule: s, mu: p.mu, periods: periods, cfg: cfg.Dynamic}, nil
+}
+
+// allocSchedule is the experiment PolicyDynamicAlloc: DynamicSchedule,
+// then every page it did not schedule by its own Poisson estimate gets
+// the freshness-optimal interval (multiplier mu, per day, the kind's
+// bounds) of its estimated rate: its cluster's period for a member of a
+// cluster with one, else the Poisson estimate of its history with this
+// fetch; a page with no estimate keeps DynamicSchedule's interval. It
+// shows what the allocation gains when it covers the young pages, which
+// DynamicConfig.OptimalMu does not.
+type allocSchedule struct {
+	*crawldb.DynamicSchedule
+	mu      float64
+	periods crawldb.ClusterPeriods
+	cfg     crawldb.DynamicConfig
+}
+
+// SetFetchSchedule applies DynamicSchedule's rules, then the allocation.
+func (s *allocSchedule) SetFetchSchedule(d *crawldb.Datum, prevFetchTime, prevModifiedTime, fetchTime, modifiedTime time.Time, state crawldb.ChangeState) {
+	s.DynamicSchedule.SetFetchSchedule(d, prevFetchTime, prevModifiedTime, fetchTime, modifiedTime, state)
+	if d.FixedInterval || d.Source == crawldb.SourcePoisson {
+		return
+	}
+	rate := 0.0
+	if per, ok := s.periods[d.ClusterID]; ok && d.ClusterID >= 0 && !d.ClusterSample {
+		rate = daySeconds / per.Seconds()
+	} else {
+		h := slices.Clone(d.History)
+		if state != crawldb.StateUnknown {
+			h = append(h, crawldb.Observation{Time: fetchTime, Changed: state == crawldb.StateModified})
+		}
+		est := poisson.FromHistory(h, func(o crawldb.Observation) (time.Time, bool) { return o.Time, o.Changed }, poisson.DefaultConfig())
+		if !est.OK() {
+			return
+		}
+		rate = est.ScheduleRate() * daySeconds
+	}
+	k := s.cfg.Kinds[crawldb.PageKindOf(d.URL)]
+	minDays, maxDays := k.Min.Hours()/24, k.Max.Hours()/24
+	f := poisson.OptimalFrequency(s.mu, rate, 1, poisson.AllocConfig{MinFreq: 1 / maxDays, MaxFreq: 1 / minDays})
+	iv := k.Max
+	if f > 0 && 1/f < maxDays {
+		iv = min(max(time.Duration(float64(24*time.Hour)/f), k.Min), k.Max)
+	}
+	d.FetchInterval = int32(iv / time.Second)
+	d.FetchTime = fetchTime.Add(iv).Truncate(time.Millisecond)
 }
 
 // cluster runs DBSCAN over the young pages and applies the assignment.

@@ -23,6 +23,10 @@ const (
 	PolicyDynamic    = "dynamic"     // the seed's dynamic selection strategy
 	PolicyDynamicOpt = "dynamic-opt" // dynamic with the freshness-optimal allocation for old pages
 	PolicyOracle     = "oracle"      // true rates, freshness-optimal allocation
+	// PolicyDynamicAlloc is an experiment, not the paper's strategy and
+	// not in PolicyNames: dynamic-opt whose young pages also get the
+	// freshness-optimal interval of their estimated rate.
+	PolicyDynamicAlloc = "dynamic-alloc"
 )
 
 // PolicyNames lists the policies Run knows, in the order of the table.
@@ -157,9 +161,10 @@ func (c Config) resolved(n int) (Config, error) {
 		return c, fmt.Errorf("revisit: fetch lag %v: want less than a day", c.FetchLag)
 	}
 	seen := map[string]bool{}
+	known := append(PolicyNames(), PolicyDynamicAlloc)
 	for _, p := range c.Policies {
-		if !slices.Contains(PolicyNames(), p) {
-			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(PolicyNames(), ", "))
+		if !slices.Contains(known, p) {
+			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
 		}
 		if seen[p] {
 			return c, fmt.Errorf("revisit: policy %q given twice", p)
@@ -265,8 +270,8 @@ func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, e
 		return fixedPolicy{s}, nil
 	case PolicyOracle:
 		return newOraclePolicy(ctx, tr, c)
-	case PolicyDynamic, PolicyDynamicOpt:
-		return newDynamicPolicy(tr, c, name == PolicyDynamicOpt)
+	case PolicyDynamic, PolicyDynamicOpt, PolicyDynamicAlloc:
+		return newDynamicPolicy(tr, c, name != PolicyDynamic, name == PolicyDynamicAlloc)
 	}
 	return nil, fmt.Errorf("unknown policy %q", name)
 }
