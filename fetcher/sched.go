@@ -252,13 +252,16 @@ type scheduler struct {
 	est                     estimate
 	sumConnect, sumResponse float64
 	nConnect, nResponse     int
-	// keys maps host names to server keys in QueueByIP mode.
-	keys map[string]string
+	// keys maps host names to server keys in QueueByIP mode, and
+	// hostAddrs to the addresses they resolved to then.
+	keys      map[string]string
+	hostAddrs map[string][]netip.Addr
 }
 
 func newScheduler(p Policy, delay time.Duration) *scheduler {
 	s := &scheduler{policy: p, delay: delay, servers: map[string]*server{},
-		seen: map[string]struct{}{}, wake: make(chan struct{}), keys: map[string]string{}}
+		seen: map[string]struct{}{}, wake: make(chan struct{}), keys: map[string]string{},
+		hostAddrs: map[string][]netip.Addr{}}
 	s.closed = sync.NewCond(&s.mu)
 	return s
 }
@@ -279,11 +282,7 @@ func (sc *scheduler) setServerKey(host, key string, addrs []netip.Addr) {
 	defer sc.mu.Unlock()
 	sc.keys[host] = key
 	if addrs != nil {
-		s := sc.serverFor(key)
-		if s.addrs == nil {
-			s.addrs = map[string][]netip.Addr{}
-		}
-		s.addrs[host] = addrs
+		sc.hostAddrs[host] = addrs
 	}
 }
 
@@ -673,7 +672,10 @@ func (sc *scheduler) setRobots(s *server, origin string, r *robotsRules) {
 func (sc *scheduler) cachedAddrs(s *server, host string) ([]netip.Addr, bool) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	a, ok := s.addrs[host]
+	if a, ok := s.addrs[host]; ok {
+		return a, ok
+	}
+	a, ok := sc.hostAddrs[host]
 	return a, ok
 }
 
