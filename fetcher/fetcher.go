@@ -97,7 +97,8 @@ type Stats struct {
 	MaxOpenConnections int
 	// Bytes counts body bytes read from the network.
 	Bytes int64
-	// Servers is the number of servers (hosts) seen.
+	// Servers is the number of servers seen: hosts, or addresses with
+	// QueueByIP.
 	Servers int
 	// Duration is the run's wall time; DeadlineReached reports that
 	// Options.Deadline ended it, ThroughputTooLow that
