@@ -102,6 +102,7 @@ func main() {
 	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (trawl waits the delay between any two requests to a host, on a new connection once it is over 0)")
 	flag.StringVar(&o.qualities, "qualities", "pagerank,zipf", "policies: page quality models, comma-separated (pagerank, zipf)")
 	flag.BoolVar(&o.keepAliveRun, "keep-alive-run", true, "policies: also fetch with the best policy and keep-alive off (if trawl fetch has a keep-alive setting)")
+	flag.StringVar(&o.accessLog, "access-log", "", "write simweb's access log (every request of every contender) as JSON lines to `FILE`-throughput.jsonl and FILE-policies.jsonl, for diagnosis")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -121,6 +122,7 @@ func main() {
 type options struct {
 	experiments, trawl, dir, out, hazards, agent, memory string
 	peers, collyDir, scrapySpider, python, wget          string
+	accessLog                                            string
 	trawlPolicies, policies, qualities                   string
 	seed                                                 uint64
 	hosts, pages, conns, fetchers, runs                  int
@@ -161,6 +163,14 @@ func run(ctx context.Context, log *slog.Logger, o options) error {
 		}
 	}
 	return nil
+}
+
+// accessLogName is the access log file of an experiment ("" if none).
+func accessLogName(prefix, experiment string) string {
+	if prefix == "" {
+		return ""
+	}
+	return prefix + "-" + experiment + ".jsonl"
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

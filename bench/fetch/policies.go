@@ -102,11 +102,11 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.policyHosts, o.policyPages, hz
 	so := simweb.ServeOptions{Latency: o.policyLatency, AccessLogLimit: 4*o.policyPages + 100_000}
-	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "policies"), cfg, so)
+	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "policies"), cfg, so, accessLogName(o.accessLog, "policies"))
 	if err != nil {
 		return err
 	}
-	defer e.srv.Close()
+	defer e.close()
 	set := selectURLs(e.web, e.srv)
 	global := []string{"--crawl", e.crawl, "--memory", o.memory, "--log-level", "warn"}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {

@@ -49,11 +49,11 @@ func runThroughput(ctx context.Context, log *slog.Logger, o options, feat featur
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.hosts, o.pages, hz
 	so := simweb.ServeOptions{IPPerHost: true, Latency: o.latency, AccessLogLimit: 4*o.pages + 100_000}
-	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "throughput"), cfg, so)
+	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "throughput"), cfg, so, accessLogName(o.accessLog, "throughput"))
 	if err != nil {
 		return err
 	}
-	defer e.srv.Close()
+	defer e.close()
 	set := selectURLs(e.web, e.srv)
 	global := []string{"--crawl", e.crawl, "--memory", o.memory, "--log-level", "warn"}
 	seg, fetchList, err := e.segmentFor(ctx, o.trawl, global, set.urls, o.fetchers)

@@ -27,14 +27,36 @@ type webEnv struct {
 	hosts map[string]int
 	// seq is the last access-log entry already accounted for.
 	seq int64
+	// accessLog is the JSON-lines access log file, if any.
+	accessLog *os.File
+}
+
+// close stops the server and closes the access log (after the server,
+// which flushes it).
+func (e *webEnv) close() error {
+	err := e.srv.Close()
+	if e.accessLog != nil {
+		if cerr := e.accessLog.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // serveWeb generates the web cfg describes and serves it with so (DNS on
 // a free loopback port, the access log kept in memory up to logLimit
-// entries).
-func serveWeb(ctx context.Context, log *slog.Logger, dir string, cfg simweb.Config, so simweb.ServeOptions) (*webEnv, error) {
+// entries); accessLog, if not "", receives every request as a JSON line.
+func serveWeb(ctx context.Context, log *slog.Logger, dir string, cfg simweb.Config, so simweb.ServeOptions, accessLog string) (*webEnv, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("work directory: %w", err)
+	}
+	var alf *os.File
+	if accessLog != "" {
+		f, err := os.Create(accessLog)
+		if err != nil {
+			return nil, fmt.Errorf("-access-log: %w", err)
+		}
+		alf, so.AccessLogJSONL = f, f
 	}
 	start := time.Now()
 	web, err := simweb.New(cfg)
@@ -45,9 +67,12 @@ func serveWeb(ctx context.Context, log *slog.Logger, dir string, cfg simweb.Conf
 	so.Logger = log.With("component", "simweb")
 	srv, err := web.Serve(ctx, so)
 	if err != nil {
+		if alf != nil {
+			alf.Close()
+		}
 		return nil, fmt.Errorf("serving the synthetic web: %w", err)
 	}
-	e := &webEnv{web: web, srv: srv, dir: dir, crawl: filepath.Join(dir, "crawl"), hosts: map[string]int{}}
+	e := &webEnv{web: web, srv: srv, dir: dir, crawl: filepath.Join(dir, "crawl"), hosts: map[string]int{}, accessLog: alf}
 	for i := range web.NumHosts() {
 		h := web.Host(i)
 		e.hosts[strings.ToLower(h.Name)] = i
