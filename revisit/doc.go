@@ -57,11 +57,11 @@
 //     clustered by dbscan.Cluster over their dbscan.FeatureVector z-scored
 //     with a Scaler fitted on them (Eps, default DefaultEps, or with a
 //     negative Eps dbscan.SuggestEps's k-distance knee; MinPts), the
-//     max(MinSamples, ceil(SampleRate ·
-//     size)) members nearest each centre are the samples (dbscan.Centres),
-//     and the assignment is applied as updatedb applies `trawl cluster`'s
-//     result (young pages get their label and sample flag, -1 outside any
-//     cluster; old pages keep theirs). Before every round the cluster
+//     max(MinSamples, ceil(SampleRate · size)) members nearest each centre
+//     are the samples (dbscan.Centres), and the assignment is applied as
+//     updatedb applies `trawl cluster`'s result (young pages get their
+//     label and sample flag, -1 outside any cluster; other pages keep
+//     their label and stop being samples). Before every round the cluster
 //     periods are recomputed from the samples' histories
 //     (crawldb.ComputeClusterPeriods), as updatedb's pre-pass does.
 //   - dynamic-opt: dynamic whose old pages (more than MaxChanges changes)

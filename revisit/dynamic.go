@@ -19,10 +19,11 @@ import (
 // over their standardized features (dbscan.FeatureVector, a Scaler fitted
 // on them), each cluster's samples are the members nearest its centre
 // (dbscan.Centres), and the assignment is applied to the datums (cluster
-// id and sample flag; young pages outside every cluster get -1, old pages
-// keep theirs). Before every round the cluster periods are recomputed from
-// the samples' histories (crawldb.ComputeClusterPeriods), as updatedb's
-// pre-pass does, and the round runs crawldb.NewDynamicSchedule with them.
+// id and sample flag; young pages outside every cluster get -1, other
+// pages keep their id and stop being samples). Before every round the
+// cluster periods are recomputed from the samples' histories
+// (crawldb.ComputeClusterPeriods), as updatedb's pre-pass does, and the
+// round runs crawldb.NewDynamicSchedule with them.
 //
 // With opt, the schedule's OptimalMu is the multiplier of
 // poisson.Allocate over every page's current rate estimate (per day; see
@@ -139,6 +140,8 @@ func (p *dynamicPolicy) cluster(ctx context.Context, datums []crawldb.Datum) err
 	for i := range datums {
 		if dbscan.YoungPage(datums[i], maxChanges) {
 			young = append(young, i)
+		} else {
+			datums[i].ClusterSample = false // as updatedb: not in the result
 		}
 	}
 	if len(young) == 0 {

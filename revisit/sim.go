@@ -92,6 +92,10 @@ type Config struct {
 	// state updatedb saw. Policies run concurrently: Trace must be safe
 	// for concurrent use.
 	Trace func(policy string, day, page int, state crawldb.ChangeState)
+	// Final, if set, is called at the end of each policy's simulation
+	// with its datums, indexed as Truth.Pages (read only; the call may
+	// come from several goroutines at once).
+	Final func(policy string, datums []crawldb.Datum)
 }
 
 // Validate checks the configuration as Run will (with the budget's
@@ -346,13 +350,20 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 			version := tr.Events.CountAt(i, atSec)
 			d := &datums[i]
 			d.FetchInterval = cd.interval
-			st := ApplyFetch(sched, d, at, now, Signature(version), tr.Pages[i].Features, maxInterval)
+			f, err := tr.FetchedFeatures(i, version)
+			if err != nil {
+				return Metrics{}, err
+			}
+			st := ApplyFetch(sched, d, at, now, Signature(version), f, maxInterval)
 			if c.Trace != nil {
 				c.Trace(name, day, i, st)
 			}
 		}
 		daily[day] = int64(len(cands))
 		c.Log.Debug("revisit: round", "policy", name, "day", day, "due", len(cands))
+	}
+	if c.Final != nil {
+		c.Final(name, datums)
 	}
 	m := tk.Finish()
 	m.Policy = name

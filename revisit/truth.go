@@ -27,9 +27,13 @@ type Page struct {
 	Host string
 	// Rate is the true change rate, in changes per day (0: never).
 	Rate float64
-	// Features are the page's features as a crawl's parse records them
-	// (simweb's truth of version 0; later versions differ in Bytes and
-	// Words by a few percent).
+	// Features are the page's features as a crawl records them: simweb's
+	// truth of version 0 (later versions differ in Bytes by a few percent;
+	// see Truth.VersionBytes), with no words for a PDF and no outlinks for
+	// a nofollow page (trawl's parse keeps neither), and Inlinks the
+	// number of distinct simulated pages whose followed links point here
+	// (a crawl counts the linking pages it fetched, not the web's true
+	// in-degree).
 	Features crawldb.Features
 }
 
@@ -86,6 +90,30 @@ type Truth struct {
 	// Pages are the simulated pages; page i's events are Events.Page(i).
 	Pages  []Page
 	Events *Events
+	// VersionBytes, when set, makes a fetch record the size of the very
+	// version it fetched, rendered with Addressing (what a crawl's parse
+	// records from a server with that addressing, Server.Addressing),
+	// instead of version 0's size under canonical addressing. It is exact
+	// and costs a rendering per fetch (tens of microseconds).
+	VersionBytes bool
+	Addressing   simweb.Addressing
+
+	web *simweb.Web
+}
+
+// FetchedFeatures returns the features a fetch of page i at version
+// records: Pages[i].Features, with the version's size if VersionBytes.
+func (t *Truth) FetchedFeatures(i, version int) (crawldb.Features, error) {
+	f := t.Pages[i].Features
+	if !t.VersionBytes {
+		return f, nil
+	}
+	body, err := t.web.Body(t.Pages[i].ID, version, t.Addressing)
+	if err != nil {
+		return f, fmt.Errorf("revisit: page %s version %d: %w", t.Pages[i].URL, version, err)
+	}
+	f.Bytes = int64(len(body))
+	return f, nil
 }
 
 // NewTruth reads from web the pages a crawl of it fetches successfully
@@ -102,9 +130,9 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 	end := start.Add(horizon)
 	n := web.NumPages()
 	type row struct {
-		ok   bool
-		page Page
-		ev   []float64
+		ok, nofollow bool
+		page         Page
+		ev           []float64
 	}
 	rows := make([]row, n)
 	workers := runtime.GOMAXPROCS(0)
@@ -134,7 +162,13 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 					ev = append(ev, t.Sub(start).Seconds())
 				}
 				f := p.Features
-				rows[id] = row{ok: true, ev: ev, page: Page{
+				if p.Kind == simweb.KindDocument {
+					f.Words = 0 // trawl's parse keeps no text of a PDF
+				}
+				if p.Nofollow {
+					f.Outlinks = 0 // nor the links of a nofollow page
+				}
+				rows[id] = row{ok: true, nofollow: p.Nofollow, ev: ev, page: Page{
 					ID: id, URL: url, Host: web.Host(p.Host).Name, Rate: p.Rate,
 					Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
 						Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
@@ -148,13 +182,35 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 			return nil, err
 		}
 	}
-	tr := &Truth{Start: start, Horizon: horizon}
+	tr := &Truth{Start: start, Horizon: horizon, web: web}
 	var per [][]float64
+	index := make(map[int]int) // page id → index into tr.Pages
+	var nofollow []bool
 	for _, r := range rows {
 		if r.ok {
+			index[r.page.ID] = len(tr.Pages)
+			nofollow = append(nofollow, r.nofollow)
 			tr.Pages = append(tr.Pages, r.page)
 			per = append(per, r.ev)
 		}
+	}
+	// Inlinks as a crawl of these pages counts them: the distinct
+	// simulated pages whose (followed) links point here.
+	in := make([]int32, len(tr.Pages))
+	for j, p := range tr.Pages {
+		if nofollow[j] {
+			continue
+		}
+		seen := map[int]bool{}
+		for _, t := range web.Outlinks(p.ID) {
+			if k, ok := index[t]; ok && !seen[t] {
+				seen[t] = true
+				in[k]++
+			}
+		}
+	}
+	for k := range tr.Pages {
+		tr.Pages[k].Features.Inlinks = in[k]
 	}
 	if len(tr.Pages) == 0 {
 		return nil, fmt.Errorf("revisit: the web has no fetchable content pages")
