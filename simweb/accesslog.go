@@ -49,6 +49,10 @@ type Access struct {
 	// "blackhole", "trickle", "slowheaders", "http10", "aborted" (the
 	// client went away or a write failed), "outage".
 	Outcome string `json:"outcome,omitempty" parquet:"outcome,dict"`
+	// Delay is the latency the server added before answering (the host's
+	// latency with its jitter, and on a connection's first request the
+	// connection's cost, ServeOptions.ConnectLatency).
+	Delay time.Duration `json:"delay_ns,omitempty" parquet:"delay_ns"`
 }
 
 // DefaultAccessLogLimit is the default number of entries kept in memory.

@@ -139,10 +139,15 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if h.role == RoleSlow {
 		delay = h.latency
 	}
+	if n == 1 {
+		// The connection's handshakes (ServeOptions.ConnectLatency).
+		delay += time.Duration(float64(h.latency) * s.opts.Latency * s.opts.ConnectLatency)
+	}
 	if delay > 0 {
 		// ±30% jitter, a function of the connection and request number.
 		j := unit(hash3(s.web.cfg.Seed, sFailure, ci.id, uint64(n)))
 		delay = time.Duration(float64(delay) * (0.7 + 0.6*j))
+		a.Delay = delay
 		if !s.sleep(r.Context(), delay) {
 			a.Outcome = "aborted"
 			return

@@ -35,6 +35,15 @@ type ServeOptions struct {
 	// Latency scales every host's latency (0: none, 1: as generated).
 	// Slow hosts stay slow whatever the scale: that is their hazard.
 	Latency float64
+	// ConnectLatency is what opening a connection costs, as a multiple of
+	// the host's (scaled) latency: the first response on every connection
+	// is delayed by that much more, as TCP's and TLS's handshakes delay a
+	// real server's first response by a round trip or more each (0: none,
+	// loopback's own cost only). It is what HTTP keep-alive saves: a
+	// client that reuses connections pays it once per connection, one
+	// that does not (and every request to an HTTP/1.0 host) pays it per
+	// request.
+	ConnectLatency float64
 	// Start is the simulated time when serving starts (default the
 	// epoch); Speed the simulated seconds per real second (default 0: the
 	// clock stands still until set). The control endpoint
@@ -98,6 +107,9 @@ func (w *Web) Serve(ctx context.Context, opts ServeOptions) (*Server, error) {
 	}
 	if opts.Latency < 0 {
 		return nil, fmt.Errorf("simweb: serve: Latency = %v, want >= 0", opts.Latency)
+	}
+	if opts.ConnectLatency < 0 {
+		return nil, fmt.Errorf("simweb: serve: ConnectLatency = %v, want >= 0", opts.ConnectLatency)
 	}
 	for _, a := range []string{opts.HTTPAddr, opts.DNSAddr} {
 		if a == "" {

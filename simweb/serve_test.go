@@ -736,3 +736,49 @@ func BenchmarkServe(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 	b.ReportMetric(float64(bytesRead)/float64(b.N), "bytes/req")
 }
+
+// TestConnectLatency checks that a connection's cost is added to its first
+// response only, and to every response of an HTTP/1.0 host.
+func TestConnectLatency(t *testing.T) {
+	w := newWeb(t, smallConfig(5))
+	s := serve(t, w, ServeOptions{Latency: 0.1, ConnectLatency: 3})
+	c := client(s)
+	ka := findHost(t, w, func(h *host) bool { return h.role == RoleNormal && h.keepAlive >= 3 })
+	h10 := findHost(t, w, func(h *host) bool { return h.role == RoleHTTP10 })
+	for _, hi := range []int{ka, h10} {
+		for range 3 {
+			get(t, c, s.URL(int(w.hosts[hi].home)))
+		}
+	}
+	idle(t, s)
+	n := 0
+	for _, a := range s.AccessLog().Entries() {
+		var h *host
+		switch a.Host {
+		case w.hosts[ka].name:
+			h = &w.hosts[ka]
+		case w.hosts[h10].name:
+			h = &w.hosts[h10]
+		default:
+			continue
+		}
+		n++
+		base := float64(h.latency) * 0.1
+		lo, hi := 0.7*base, 1.3*base
+		if a.ConnRequest == 1 {
+			lo, hi = 0.7*4*base, 1.3*4*base
+		}
+		if d := float64(a.Delay); d < lo || d > hi {
+			t.Errorf("%s request %d on its connection: delay %v, want in [%v, %v]", a.Host, a.ConnRequest, a.Delay, time.Duration(lo), time.Duration(hi))
+		}
+		if a.Host == w.hosts[h10].name && a.ConnRequest != 1 {
+			t.Errorf("HTTP/1.0 host answered request %d on one connection", a.ConnRequest)
+		}
+	}
+	if n != 6 {
+		t.Fatalf("%d access-log entries for the two hosts, want 6", n)
+	}
+	if _, err := w.Serve(context.Background(), ServeOptions{ConnectLatency: -1}); err == nil {
+		t.Error("negative ConnectLatency accepted")
+	}
+}

@@ -54,6 +54,7 @@ Examples:
 				Flags: append(simwebGenFlags(),
 					&cli.StringFlag{Name: "dns", Value: "127.0.0.1:0", Usage: "DNS server `ADDR` (loopback; port 0 picks one; empty: no DNS)"},
 					&cli.Float64Flag{Name: "latency", Value: 1, Usage: "scale of the hosts' response latency (`F`; 0: none)"},
+					&cli.Float64Flag{Name: "connect-latency", Usage: "what opening a connection costs, as a multiple of the host's latency (`K`; 0: none): the first response on each connection waits that much more, as TCP and TLS handshakes make it"},
 					&cli.StringFlag{Name: "start", Usage: "simulated `TIME` when serving starts (RFC 3339 or a date; default the epoch)"},
 					&cli.StringFlag{Name: "seeds-out", Usage: "write the seed URLs to `FILE` (kept after exit)"},
 					&cli.StringFlag{Name: "access-log", Usage: "append every request to `FILE` as JSON lines"},
@@ -195,6 +196,9 @@ func (s *session) simwebServe(c *cli.Context) error {
 			return err
 		}
 	}
+	if c.Float64("connect-latency") < 0 {
+		return usageErrorf("--connect-latency must be >= 0, not %g", c.Float64("connect-latency"))
+	}
 	if c.Float64("latency") < 0 {
 		return usageErrorf("--latency must be >= 0, not %g", c.Float64("latency"))
 	}
@@ -212,7 +216,7 @@ func (s *session) simwebServe(c *cli.Context) error {
 	}
 	opts := simweb.ServeOptions{
 		HTTPAddr: httpAddr, DNSAddr: dnsAddr, IPPerHost: c.Bool("ip-per-host"),
-		Latency: c.Float64("latency"), Start: start, Logger: s.log,
+		Latency: c.Float64("latency"), ConnectLatency: c.Float64("connect-latency"), Start: start, Logger: s.log,
 	}
 	if p := c.String("access-log"); p != "" {
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
