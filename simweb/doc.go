@@ -105,7 +105,7 @@
 // exceptions, Disallow: /, a 301 to the real file, Crawl-delay on small
 // hosts, a BadBot group), 404s, 301/302 redirects (some with relative
 // Location), a redirect loop, a 12-hop redirect chain, a calendar spider
-// trap, a 5 MiB page, a gzip bomb (3 MiB that inflate to 3 GiB, precomputed
+// trap, a 5 MiB page, a gzip bomb (4 MiB that inflate to 3 GiB, precomputed
 // and streamed), PDF documents and PNG images. The hostile hosts accept
 // and never answer, trickle the body at 1 byte/s, trickle the whole
 // response (status line included) at 1 byte/s, or reset every connection.

@@ -22,10 +22,12 @@ import (
 const HugeSize = 5 << 20
 
 // Gzip bomb geometry: the body inflates to bombPrefix plus bombChunks
-// chunks of bombChunk spaces (3 GiB), from about 3 MiB on the wire.
+// chunks of bombChunk spaces (3 GiB), from about 4 MiB on the wire.
+// Small chunks keep building it cheap (0.1 s under the race detector, not
+// 0.9 s as with 1 MiB chunks): the repeated block is 83 bytes per 64 KiB.
 const (
-	bombChunk  = 1 << 20
-	bombChunks = 3 << 10
+	bombChunk  = 64 << 10
+	bombChunks = 3 << 14
 	bombPrefix = "<!DOCTYPE html><html><head><title>Bomb</title></head><body><p>"
 )
 
