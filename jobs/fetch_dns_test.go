@@ -147,8 +147,10 @@ func TestFetchBadDNS(t *testing.T) {
 		t.Errorf("the garbage server's error does not say replies were ignored: %q", msg)
 	}
 	g := func(name string) int64 { return res.Counters.Get(JobFetch, name) }
-	if g("dns_tcp") < int64(c.Hosts) || g("dns_ignored") < 2 || g("dns_timeouts") < 2 || g("dns_misses") < int64(c.Hosts)+2 {
-		t.Errorf("dns counters: tcp %d, ignored %d, timeouts %d, misses %d", g("dns_tcp"), g("dns_ignored"), g("dns_timeouts"), g("dns_misses"))
+	// Every name is asked upstream at least once (by the fetcher's prefetch
+	// at run start, so the lookups themselves may all be hits).
+	if g("dns_tcp") < int64(c.Hosts) || g("dns_ignored") < 2 || g("dns_timeouts") < 2 || g("dns_queries") < int64(c.Hosts)+2 {
+		t.Errorf("dns counters: tcp %d, ignored %d, timeouts %d, queries %d", g("dns_tcp"), g("dns_ignored"), g("dns_timeouts"), g("dns_queries"))
 	}
 	if success < len(good)/2 || res.Fetched != int64(success) {
 		t.Errorf("%d of %d normal pages fetched (result: %d)", success, len(good), res.Fetched)
