@@ -31,6 +31,11 @@ schedule code, the real DBSCAN and the real estimators, at the same fetch budget
   dynamic-opt  dynamic with the freshness-optimal allocation for old pages
   oracle       the true rates and the freshness-optimal allocation
 
+(dynamic-alloc, an experiment run only when listed: dynamic-opt with the
+allocation for young pages too.) The schedules take the schedule.* settings
+(schedule.defaultInterval, schedule.adaptive.*, schedule.dynamic.*; see trawl
+config), so e.g. TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d changes default and adaptive.
+
 Every round the due pages are ranked most overdue first (ties by page) and at
 most --budget are fetched; unused budget is lost. Prints a markdown table
 (fetches, changes detected, prediction offset mu, hit rate lambda, efficiency
