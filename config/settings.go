@@ -114,6 +114,7 @@ const (
 	DynamicOtherMax         = "schedule.dynamic.other.max"
 	DynamicPoissonScale     = "schedule.dynamic.poissonScale"
 	DynamicOptimalMu        = "schedule.dynamic.optimalMu"
+	DynamicUnchangedFactor  = "schedule.dynamic.unchangedFactor"
 	ClusterEps              = "cluster.eps"
 	ClusterMinPts           = "cluster.minPts"
 	ClusterSampleRate       = "cluster.sampleRate"
@@ -257,6 +258,8 @@ func Settings() []Setting {
 			Doc: "dynamic schedule: an old page's interval is this times its estimated mean change period"},
 		{Name: DynamicOptimalMu, Kind: Float, Default: "0",
 			Doc: "dynamic schedule: multiplier of the freshness-optimal allocation (rates per day) for old pages; 0 means off (the seed's rule)"},
+		{Name: DynamicUnchangedFactor, Kind: Float, Default: "3",
+			Doc: "dynamic schedule: a young page never seen to change waits at least this times the span of its history (capped by its kind's max); 0 means off"},
 		{Name: ClusterEps, Kind: Float, Default: "0",
 			Doc: "trawl cluster: DBSCAN radius on the standardized features; required (trawl cluster --suggest-eps proposes one)"},
 		{Name: ClusterMinPts, Kind: Int, Default: "8",

@@ -42,6 +42,18 @@ type DynamicConfig struct {
 	// fast to keep fresh at that multiplier gets the kind's Max interval,
 	// the allocation's minimum-rate rule. 0 turns it off.
 	OptimalMu float64
+	// UnchangedFactor bounds how soon a young page that has never been
+	// seen to change is revisited: its interval is at least this times
+	// the span of its history (first fetch to this one), up to its kind's
+	// Max. 0 turns the bound off. Without it a static page costs a wasted
+	// fetch every few adaptive steps (the adaptive method grows an interval
+	// by only inc_rate per unchanged fetch, and a cluster period knows
+	// nothing of the page); with it the page backs off geometrically (by
+	// 1+UnchangedFactor per fetch) on the evidence it gives itself. A
+	// Poisson process of rate λ survives a span S unchanged with
+	// probability e^(-λS), so a long unchanged span is strong evidence of a
+	// slow page (see DefaultDynamicConfig for what it gains).
+	UnchangedFactor float64
 }
 
 // DefaultDynamicConfig returns the dynamic schedule's defaults:
@@ -74,7 +86,8 @@ func DefaultDynamicConfig() DynamicConfig {
 			KindDirectory: {Initial: 3 * day, Min: 6 * time.Hour, Max: 30 * day},
 			KindOther:     {Initial: 7 * day, Min: day, Max: 90 * day},
 		},
-		PoissonScale: 1,
+		PoissonScale:    1,
+		UnchangedFactor: 3,
 	}
 }
 
@@ -105,6 +118,10 @@ type ClusterPeriods map[int32]time.Duration
 //     period, clamped to the kind's [Min, Max]. Source cluster.
 //  5. Otherwise (noise, never clustered, a cluster without a period): the
 //     adaptive method of rule 3. Source adaptive.
+//
+// In rules 3 to 5 a page never seen to change (M = 0) gets at least
+// UnchangedFactor times the span of its history (see DynamicConfig): trawl's
+// addition to the seed, which wastes fewer fetches on static pages.
 //
 // In rules 2 and 4 the next fetch is the fetch time plus the interval, and
 // the modification time is the fetch time if the page changed, else the
@@ -160,6 +177,9 @@ func NewDynamicSchedule(cfg ScheduleConfig, periods ClusterPeriods) (*DynamicSch
 	}
 	if !(dc.PoissonScale > 0) || math.IsInf(dc.PoissonScale, 1) {
 		return nil, fmt.Errorf("crawldb: schedule config: Dynamic.PoissonScale must be positive and finite, not %v", dc.PoissonScale)
+	}
+	if !(dc.UnchangedFactor >= 0) || math.IsInf(dc.UnchangedFactor, 1) {
+		return nil, fmt.Errorf("crawldb: schedule config: Dynamic.UnchangedFactor must be >= 0 and finite, not %v", dc.UnchangedFactor)
 	}
 	if !(dc.OptimalMu >= 0) || math.IsInf(dc.OptimalMu, 1) {
 		return nil, fmt.Errorf("crawldb: schedule config: Dynamic.OptimalMu must be >= 0 and finite, not %v", dc.OptimalMu)
@@ -243,14 +263,38 @@ func (s *DynamicSchedule) SetFetchSchedule(d *Datum, prevFetchTime, prevModified
 			return
 		}
 	}
+	floor := s.unchangedFloor(d, m, fetchTime, kind)
 	if d.ClusterID >= 0 && !d.ClusterSample {
 		if p, ok := s.periods[d.ClusterID]; ok {
 			k := s.cfg.Kinds[kind]
-			s.setInterval(d, fetchTime, modifiedTime, state, min(max(p, k.Min), k.Max), SourceCluster)
+			s.setInterval(d, fetchTime, modifiedTime, state, min(max(p, floor, k.Min), k.Max), SourceCluster)
 			return
 		}
 	}
 	adaptive.SetFetchSchedule(d, prevFetchTime, prevModifiedTime, fetchTime, modifiedTime, state)
+	if floor > time.Duration(d.FetchInterval)*time.Second {
+		s.setInterval(d, fetchTime, modifiedTime, state, floor, SourceAdaptive)
+	}
+}
+
+// unchangedFloor is the shortest interval a young page that has never
+// been seen to change may get (DynamicConfig.UnchangedFactor): the span
+// from its first recorded fetch to fetchTime times the factor, capped by
+// the kind's Max; 0 if the page has changed (m > 0) or has no span yet.
+func (s *DynamicSchedule) unchangedFloor(d *Datum, m int64, fetchTime time.Time, kind PageKind) time.Duration {
+	if m > 0 || len(d.History) == 0 || s.cfg.UnchangedFactor <= 0 {
+		return 0
+	}
+	span := fetchTime.Sub(d.History[0].Time)
+	if span <= 0 {
+		return 0
+	}
+	k := s.cfg.Kinds[kind]
+	f := float64(span) * s.cfg.UnchangedFactor
+	if f >= float64(k.Max) {
+		return k.Max
+	}
+	return time.Duration(f)
 }
 
 // poissonInterval is an old page's interval for a change rate per second.

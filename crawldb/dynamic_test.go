@@ -148,6 +148,8 @@ func TestDynamicSetFetchSchedule(t *testing.T) {
 	// With this fetch (changed): n = 21 regular intervals of a day, X =
 	// 11: the bias-reduced estimate r = -ln((21-11+0.5)/(21+0.5)).
 	rate := -math.Log(10.5/21.5) / day
+	// Two unchanged fetches, 10 and 3 days before this one.
+	quiet10 := []Observation{{Time: fetch.Add(-10 * 24 * time.Hour)}, {Time: fetch.Add(-3 * 24 * time.Hour)}}
 	poissonSec := int32(math.Floor(1/rate + 0.5))
 	cases := []struct {
 		name     string
@@ -185,6 +187,19 @@ func TestDynamicSetFetchSchedule(t *testing.T) {
 			StateModified, SourcePoisson, poissonSec, time.Duration(1 / rate * float64(time.Second)).Truncate(time.Millisecond)},
 		{"fixed interval kept", Datum{URL: other, ClusterID: 1, ChangeCount: 40, History: h20, FetchInterval: 5 * day, FixedInterval: true},
 			StateModified, SourceInjected, 5 * day, 5 * 24 * time.Hour},
+		// Never changed in a 10-day history: at least 3 x 10 days.
+		{"unchanged noise page: 3 x its span", Datum{URL: other, ClusterID: -1, History: quiet10, FetchInterval: 7 * day},
+			StateNotModified, SourceAdaptive, 30 * day, 30 * 24 * time.Hour},
+		{"unchanged member: 3 x its span over the cluster period", Datum{URL: other, ClusterID: 1, History: quiet10, FetchInterval: 7 * day},
+			StateNotModified, SourceCluster, 30 * day, 30 * 24 * time.Hour},
+		{"unchanged home page: span bound capped by the kind", Datum{URL: home, ClusterID: -1, History: quiet10, FetchInterval: day},
+			StateNotModified, SourceAdaptive, 7 * day, 7 * 24 * time.Hour},
+		{"unchanged sample: 3 x its span", Datum{URL: dir, ClusterID: 1, ClusterSample: true, History: quiet10, FetchInterval: 3 * day},
+			StateNotModified, SourceAdaptive, 30 * day, 30 * 24 * time.Hour},
+		{"changed once: no span bound", Datum{URL: other, ClusterID: -1, ChangeCount: 1, History: quiet10, FetchInterval: 7 * day},
+			StateNotModified, SourceAdaptive, 846720, 846720 * time.Second},
+		{"first change now: no span bound", Datum{URL: other, ClusterID: -1, History: quiet10, FetchInterval: 7 * day},
+			StateModified, SourceAdaptive, 483840, 483840 * time.Second}, // 7 d * 0.8
 	}
 	for _, c := range cases {
 		d := c.d

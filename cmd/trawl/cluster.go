@@ -163,7 +163,8 @@ func (s *session) dynamicConfig() crawldb.DynamicConfig {
 			crawldb.KindOther: {Initial: cfg.Duration(config.DynamicOtherInitial),
 				Min: cfg.Duration(config.DynamicOtherMin), Max: cfg.Duration(config.DynamicOtherMax)},
 		},
-		PoissonScale: cfg.Float(config.DynamicPoissonScale),
-		OptimalMu:    cfg.Float(config.DynamicOptimalMu),
+		PoissonScale:    cfg.Float(config.DynamicPoissonScale),
+		OptimalMu:       cfg.Float(config.DynamicOptimalMu),
+		UnchangedFactor: cfg.Float(config.DynamicUnchangedFactor),
 	}
 }

@@ -17,6 +17,12 @@ func evalCommand(sio *stdio) *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
 		Usage: "evaluate trawl's policies by simulation",
+		Description: `Simulations over the synthetic web's ground truth that run trawl's real
+schedule, clustering and estimation code; see each subcommand's --help.
+
+Examples:
+   trawl eval revisit --pages 10000 --days 30 --out eval-small
+   trawl eval revisit --pages 100000 --hosts 1000 --days 90 --out eval`,
 		Subcommands: []*cli.Command{{
 			Name:  "revisit",
 			Usage: "simulate revisit policies over the synthetic web's ground truth and compare them",
