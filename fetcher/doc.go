@@ -94,6 +94,27 @@
 // ServerInfo.SumPriorities gives Q in O(P log P) by walking the top of
 // the server's URL heap.
 //
+// Performance, Quality and Capacity rank slow servers last; on a finite
+// fetch list such a server would start late and then need its queued
+// URLs one after another, each a politeness delay and a response apart,
+// making the crawl's tail. So these policies (MakespanGuard) put a
+// makespan guard above their ranking, as a bare client's "busiest host
+// first" rule: with
+//
+//	W(s) = n·(d + r)
+//
+// the serial time of s (n its queued URLs, d the delay between its
+// requests, r its smoothed response time, or the run's mean while
+// unmeasured; ServerInfo.Serial) and E = ΣW / Options.MaxConnections the
+// estimated remaining crawl time (ServerInfo.Remaining), a ready server
+// with W(s) ≥ E is served before any other, the one with the largest W
+// first (when the largest W is above ΣW/MaxConnections it is the
+// remaining crawl time, and that server is the first served). The
+// scheduler keeps ΣW up to date as URLs are queued and taken and
+// measurements come in (O(1) each) and the ready servers in a second
+// heap by W, so a decision costs O(log n); a server that is not urgent
+// ends its session (keeps no worker) while an urgent one is ready.
+//
 // # Politeness by IP
 //
 // With QueueByIP (Nutch's fetcher.queue.mode byIP), each host name is

@@ -58,6 +58,14 @@ type ServerInfo struct {
 	// connection is expected to take (see the package doc for both).
 	Session int
 	Time    time.Duration
+	// Serial is W(s), the time the server's queued URLs take one after
+	// another, and Remaining the run's estimated remaining crawl time;
+	// a policy that implements MakespanGuard serves a server whose Serial
+	// is at least Remaining first (see the package doc). Both are 0 in a
+	// ServerInfo made by hand, and Remaining is 0 when the scheduler does
+	// not know the number of connections.
+	Serial    time.Duration
+	Remaining time.Duration
 
 	queue *urlQueue // the server's queue (nil in a ServerInfo made by hand)
 }
@@ -131,6 +139,34 @@ type estimate struct {
 	meanConnect, meanResponse time.Duration // the run's means (0: none measured)
 	hold                      time.Duration // Options.HoldConnection
 	keepAliveOff              bool
+	// conns is Options.MaxConnections, for the remaining crawl time of
+	// the makespan guard (0: no guard).
+	conns int
+}
+
+// MakespanGuard is implemented by the policies that put the makespan
+// guard above their ranking: a ready server whose serial time W(s) is at
+// least the run's estimated remaining crawl time is served before any
+// other, the one with the largest W(s) first (see the package doc).
+// Performance, Quality and Capacity implement it; BreadthFirst does not.
+type MakespanGuard interface {
+	// MakespanGuard reports whether the guard applies.
+	MakespanGuard() bool
+}
+
+// serialEstimate is W(s) = queued·(d + r): the time the server's queued
+// URLs take one after another, with d the politeness delay between its
+// requests and r its smoothed response time (the run's mean, or
+// DefaultTimeEstimate, while unmeasured).
+func serialEstimate(st ServerStats, queued int, delay time.Duration, e estimate) time.Duration {
+	if queued <= 0 {
+		return 0
+	}
+	r := st.ResponseTime
+	if r <= 0 {
+		r = cmp0(e.meanResponse, DefaultTimeEstimate)
+	}
+	return time.Duration(queued) * (delay + r)
 }
 
 // sessionEstimate is P(s,i): min(RequestsPerConnection learnt, or 50,
@@ -213,6 +249,9 @@ func (Performance) RankServer(s ServerInfo) float64 {
 // SessionLimit implements Policy: P.
 func (Performance) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
 
+// MakespanGuard implements MakespanGuard: the guard applies.
+func (Performance) MakespanGuard() bool { return true }
+
 // Quality is the paper's quality-first policy: URLs by Priority, highest
 // first; servers by the Priority of their best URL; a session fetches at
 // most P, so that servers are ranked again as their best URLs go.
@@ -235,6 +274,9 @@ func (Quality) RankServer(s ServerInfo) float64 {
 // SessionLimit implements Policy: P.
 func (Quality) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
 
+// MakespanGuard implements MakespanGuard: the guard applies.
+func (Quality) MakespanGuard() bool { return true }
+
 // Capacity is the paper's crawl-capacity policy: servers by
 // C(s,i) = (sum of the Priorities of the P(s,i) best URLs)/T(s,i), the
 // quality per second a connection to them is expected to yield; URLs by
@@ -254,6 +296,9 @@ func (Capacity) RankServer(s ServerInfo) float64 {
 
 // SessionLimit implements Policy: P.
 func (Capacity) SessionLimit(s ServerInfo) int { return max(1, s.Session) }
+
+// MakespanGuard implements MakespanGuard: the guard applies.
+func (Capacity) MakespanGuard() bool { return true }
 
 // PolicyNames lists the names PolicyByName knows, the default first.
 func PolicyNames() []string {

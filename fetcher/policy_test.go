@@ -155,6 +155,7 @@ func schedFixture(t testing.TB, p Policy, prios [][]float64, stats []ServerStats
 				updateMean(&sc.sumResponse, &sc.nResponse, 0, st.ResponseTime)
 			}
 		}
+		sc.rew(sc.servers[host])
 	}
 	sc.start()
 	return sc
@@ -271,6 +272,117 @@ func TestSlowServerLast(t *testing.T) {
 		if i := slices.Index(got, "s9.test"); i == 0 || i == len(got)-1 {
 			t.Errorf("%s: the unmeasured server is at %d of %v", p.Name(), i, got)
 		}
+	}
+}
+
+// sumWOf recomputes the run's sum of W from every server, for checking
+// the incremental sum.
+func sumWOf(sc *scheduler) time.Duration {
+	var sum time.Duration
+	for _, s := range sc.order {
+		if s.fate == fateNone {
+			sum += serialEstimate(s.stats, s.queue.Len(), s.delay, sc.estimates())
+		}
+	}
+	return sum
+}
+
+// TestMakespanGuard: under the ranking policies a server whose serial
+// time W is at least the remaining crawl time (sum of W over the
+// connections) goes first, the longest first; below that threshold, and
+// under breadth-first, the policy's order stands.
+func TestMakespanGuard(t *testing.T) {
+	ms := time.Millisecond
+	fast := ServerStats{Connections: 1, Requests: 10, ConnectTime: 2 * ms, ResponseTime: 20 * ms}
+	slow := ServerStats{Connections: 1, Requests: 10, ConnectTime: 2 * ms, ResponseTime: 2 * time.Second}
+	many := func(n int, p float64) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			out[i] = p
+		}
+		return out
+	}
+	// s0: slow, 15 poor URLs, W = 30 s. s1..s9: fast, 10 good URLs
+	// each, W = 0.2 s. Sum 31.8 s.
+	prios := [][]float64{many(15, 0.1)}
+	stats := []ServerStats{slow}
+	for range 9 {
+		prios = append(prios, many(10, 1))
+		stats = append(stats, fast)
+	}
+	for _, p := range []Policy{Performance{}, Quality{}, Capacity{}, BreadthFirst{}} {
+		for _, c := range []struct {
+			conns int
+			first bool // s0 first
+		}{
+			{0, false}, // no guard without the connection count
+			{1, false}, // 30 s < 31.8 s: not urgent
+			{4, true},  // 30 s >= 7.95 s
+			{64, true},
+		} {
+			sc := schedFixture(t, p, prios, stats)
+			sc.est.conns = c.conns
+			if got, want := sc.sumW, 31800*ms; got != want || sumWOf(sc) != want {
+				t.Fatalf("sum of W = %v (recomputed %v), want %v", got, sumWOf(sc), want)
+			}
+			got := acquireOrder(sc)
+			_, bf := p.(BreadthFirst)
+			want := c.first && !bf
+			if (got[0] == "s0.test") != want && !bf {
+				t.Errorf("%s, %d connections: order %v; s0 first: %v, want %v", p.Name(), c.conns, got, got[0] == "s0.test", want)
+			}
+			if bf && got[0] != "s0.test" {
+				t.Errorf("breadth-first, %d connections: order %v, want the fetch list's", c.conns, got)
+			}
+			if !bf && !c.first && got[len(got)-1] != "s0.test" {
+				t.Errorf("%s, %d connections: the slow server is not last without the guard: %v", p.Name(), c.conns, got)
+			}
+		}
+	}
+
+	// Two urgent servers: the longest first, then the policy's order.
+	prios2 := append([][]float64{many(5, 0.1), many(12, 0.1)}, prios[1:]...)
+	stats2 := append([]ServerStats{slow, slow}, stats[1:]...)
+	sc := schedFixture(t, Capacity{}, prios2, stats2)
+	sc.est.conns = 8
+	got := acquireOrder(sc)
+	if got[0] != "s1.test" || got[1] != "s0.test" {
+		t.Errorf("two urgent servers: order %v, want s1 (24 s) then s0 (10 s) first", got)
+	}
+
+	// keep: a held server that is not urgent gives way to an urgent
+	// ready one; an urgent held one is kept.
+	sc = schedFixture(t, Capacity{}, prios, stats)
+	s := sc.acquire(context.Background()) // no connection count: s1
+	if s.host == "s0.test" {
+		t.Fatal("s0 acquired first without the guard")
+	}
+	if !sc.keep(s) {
+		t.Error("the best server is not kept without the guard")
+	}
+	sc.mu.Lock()
+	sc.est.conns = 4
+	sc.mu.Unlock()
+	if sc.keep(s) {
+		t.Error("a server is kept while an urgent one is ready")
+	}
+	s0 := sc.acquire(context.Background())
+	if s0.host != "s0.test" {
+		t.Fatalf("acquired %s, want the urgent s0", s0.host)
+	}
+	if !sc.keep(s0) {
+		t.Error("an urgent held server is not kept")
+	}
+
+	// The incremental sum follows pops, answers, delays, drops.
+	it := sc.pop(s0)
+	sc.answered(s0, time.Second, 100, true, false, false, 0)
+	sc.setCrawlDelay(s0, 3*time.Second)
+	sc.unpop(s0, it)
+	sc.pop(s)
+	sc.drop(s)
+	if sc.sumW != sumWOf(sc) {
+		t.Errorf("incremental sum of W %v, recomputed %v", sc.sumW, sumWOf(sc))
 	}
 }
 

@@ -171,16 +171,30 @@ type server struct {
 	rank  float64 // policy rank when it became ready
 	rseq  uint64  // order in which it became ready
 	index int     // heap index
+	// w is W(s), the serial time of the server's queue, kept up to date
+	// (rew) so that the run's sum is O(1); lindex is its index in the
+	// scheduler's long heap (-1 if not in it).
+	w      time.Duration
+	lindex int
 }
 
 // info is what the policy knows of s, with the estimates P and T. Caller
 // holds mu.
 func (sc *scheduler) info(s *server) ServerInfo {
-	si := ServerInfo{Host: s.host, Queued: s.queue.Len(), Delay: s.delay, Stats: s.stats, queue: &s.queue}
+	si := ServerInfo{Host: s.host, Queued: s.queue.Len(), Delay: s.delay, Stats: s.stats, queue: &s.queue,
+		Serial: s.w, Remaining: sc.remainingTime()}
 	if s.queue.Len() > 0 {
 		r := s.queue.items[0].req
 		si.Head = &r
 	}
+	e := sc.estimates()
+	si.Session = sessionEstimate(s.stats, si.Queued, s.delay, e)
+	si.Time = timeEstimate(s.stats, si.Session, s.delay, e)
+	return si
+}
+
+// estimates returns the estimate with the run's means. Caller holds mu.
+func (sc *scheduler) estimates() estimate {
 	e := sc.est
 	if sc.nConnect > 0 {
 		e.meanConnect = time.Duration(sc.sumConnect / float64(sc.nConnect))
@@ -188,9 +202,61 @@ func (sc *scheduler) info(s *server) ServerInfo {
 	if sc.nResponse > 0 {
 		e.meanResponse = time.Duration(sc.sumResponse / float64(sc.nResponse))
 	}
-	si.Session = sessionEstimate(s.stats, si.Queued, s.delay, e)
-	si.Time = timeEstimate(s.stats, si.Session, s.delay, e)
-	return si
+	return e
+}
+
+// rew recomputes W(s) after its queue, delay or measurements changed,
+// and the run's sum of W with it, in O(1) (O(log n) when s is ready, to
+// fix its place in the long heap). Caller holds mu.
+func (sc *scheduler) rew(s *server) {
+	var w time.Duration
+	if s.fate == fateNone {
+		w = serialEstimate(s.stats, s.queue.Len(), s.delay, sc.estimates())
+	}
+	sc.sumW += w - s.w
+	s.w = w
+	if s.lindex >= 0 {
+		heap.Fix(&sc.long, s.lindex)
+	}
+}
+
+// remainingTime is the run's estimated remaining crawl time: the sum of
+// W over the servers spread over the connections (0 when the number of
+// connections is not known). Caller holds mu.
+func (sc *scheduler) remainingTime() time.Duration {
+	if sc.est.conns <= 0 {
+		return 0
+	}
+	return sc.sumW / time.Duration(sc.est.conns)
+}
+
+// urgent reports whether the makespan guard puts s first: the policy
+// takes the guard and W(s) is at least the remaining crawl time. Caller
+// holds mu.
+func (sc *scheduler) urgent(s *server) bool {
+	return sc.guard && sc.est.conns > 0 && s.w > 0 && s.w >= sc.remainingTime()
+}
+
+// longHeap orders the ready servers of a guarded policy by W, longest
+// first, then first ready.
+type longHeap []*server
+
+func (h longHeap) Len() int { return len(h) }
+func (h longHeap) Less(i, j int) bool {
+	if h[i].w != h[j].w {
+		return h[i].w > h[j].w
+	}
+	return h[i].rseq < h[j].rseq
+}
+func (h longHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i]; h[i].lindex = i; h[j].lindex = j }
+func (h *longHeap) Push(x any)   { s := x.(*server); s.lindex = len(*h); *h = append(*h, s) }
+func (h *longHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	s.lindex = -1
+	return s
 }
 
 // readyHeap orders ready servers: highest rank first, then first ready.
@@ -241,11 +307,17 @@ type scheduler struct {
 	order   []*server // in order of first appearance
 	ready   readyHeap
 	waiting waitHeap
-	busy    int
-	seq     uint64
-	rseq    uint64
-	seen    map[string]struct{} // every URL queued in the run
-	wake    chan struct{}       // closed (and replaced) when servers change
+	// guard is set when the policy takes the makespan guard; long then
+	// holds the ready servers by W, and sumW is the sum of every
+	// server's W.
+	guard bool
+	long  longHeap
+	sumW  time.Duration
+	busy  int
+	seq   uint64
+	rseq  uint64
+	seen  map[string]struct{} // every URL queued in the run
+	wake  chan struct{}       // closed (and replaced) when servers change
 	// est holds the options the estimates need; sumConnect and
 	// sumResponse add up the smoothed times of the nConnect and
 	// nResponse servers that have one, for the run's means.
@@ -263,6 +335,9 @@ func newScheduler(p Policy, delay time.Duration) *scheduler {
 		seen: map[string]struct{}{}, wake: make(chan struct{}), keys: map[string]string{},
 		hostAddrs: map[string][]netip.Addr{}}
 	s.closed = sync.NewCond(&s.mu)
+	if g, ok := p.(MakespanGuard); ok && g.MakespanGuard() {
+		s.guard = true
+	}
 	return s
 }
 
@@ -300,7 +375,7 @@ func updateMean(sum *float64, n *int, old, cur time.Duration) {
 func (sc *scheduler) serverFor(host string) *server {
 	s := sc.servers[host]
 	if s == nil {
-		s = &server{host: host, delay: sc.delay, index: -1, queue: urlQueue{policy: sc.policy}}
+		s = &server{host: host, delay: sc.delay, index: -1, lindex: -1, queue: urlQueue{policy: sc.policy}}
 		sc.servers[host] = s
 		sc.order = append(sc.order, s)
 	}
@@ -319,6 +394,7 @@ func (sc *scheduler) add(req Request, u *url.URL, host string) bool {
 	s := sc.serverFor(host)
 	sc.seq++
 	heap.Push(&s.queue, &item{req: req, u: u, seq: sc.seq})
+	sc.rew(s)
 	return true
 }
 
@@ -346,6 +422,9 @@ func (sc *scheduler) schedule(s *server, now time.Time) {
 	sc.rseq++
 	s.rseq = sc.rseq
 	heap.Push(&sc.ready, s)
+	if sc.guard {
+		heap.Push(&sc.long, s)
+	}
 }
 
 // broadcast wakes the workers waiting in acquire. Caller holds mu.
@@ -365,7 +444,16 @@ func (sc *scheduler) acquire(ctx context.Context) *server {
 		now := time.Now()
 		sc.promote(now)
 		if sc.ready.Len() > 0 {
-			s := heap.Pop(&sc.ready).(*server)
+			// The makespan guard first: the ready server with the
+			// longest W if it is urgent, else the best ranked.
+			s := sc.ready[0]
+			if sc.long.Len() > 0 && sc.urgent(sc.long[0]) {
+				s = sc.long[0]
+			}
+			heap.Remove(&sc.ready, s.index)
+			if s.lindex >= 0 {
+				heap.Remove(&sc.long, s.lindex)
+			}
 			s.state = stBusy
 			sc.busy++
 			sc.mu.Unlock()
@@ -426,6 +514,17 @@ func (sc *scheduler) keep(s *server) bool {
 	if sc.ready.Len() == 0 {
 		return true
 	}
+	if sc.guard {
+		// The makespan guard first: an urgent server is kept unless a
+		// ready one is longer; an urgent ready server takes over.
+		topUrgent := sc.long.Len() > 0 && sc.urgent(sc.long[0])
+		if sc.urgent(s) {
+			return !topUrgent || s.w >= sc.long[0].w
+		}
+		if topUrgent {
+			return false
+		}
+	}
 	return sc.policy.RankServer(sc.info(s)) >= sc.ready[0].rank
 }
 
@@ -450,7 +549,9 @@ func (sc *scheduler) pop(s *server) *item {
 	if s.queue.Len() == 0 {
 		return nil
 	}
-	return heap.Pop(&s.queue).(*item)
+	it := heap.Pop(&s.queue).(*item)
+	sc.rew(s)
+	return it
 }
 
 // unpop puts back a URL taken from a held server.
@@ -458,6 +559,7 @@ func (sc *scheduler) unpop(s *server, it *item) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	heap.Push(&s.queue, it)
+	sc.rew(s)
 }
 
 // enqueueOutcome says what became of a redirect target.
@@ -489,6 +591,7 @@ func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutco
 	}
 	sc.seq++
 	heap.Push(&s.queue, &item{req: req, u: u, seq: sc.seq})
+	sc.rew(s)
 	if s.state == stIdle {
 		sc.schedule(s, time.Now())
 		sc.broadcast()
@@ -504,6 +607,7 @@ func (sc *scheduler) drop(s *server) int {
 	n := s.queue.Len()
 	s.queue.items = nil
 	s.fate = fateDropped
+	sc.rew(s)
 	return n
 }
 
@@ -515,6 +619,7 @@ func (sc *scheduler) fail(s *server, code Code, msg string) []*item {
 	items := s.queue.items
 	s.queue.items = nil
 	s.fate, s.fateCode, s.fateMsg = fateFailed, code, msg
+	sc.rew(s)
 	return items
 }
 
@@ -632,6 +737,7 @@ func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, se
 		extra := backoff << min(s.failStreak-1, 20)
 		s.next = s.next.Add(min(extra, maxBackoff))
 	}
+	sc.rew(s)
 	return s.stats.Exceptions
 }
 
@@ -650,6 +756,7 @@ func (sc *scheduler) setCrawlDelay(s *server, d time.Duration) {
 	if !s.next.IsZero() && s.delay > old {
 		s.next = s.next.Add(s.delay - old)
 	}
+	sc.rew(s)
 }
 
 // robotsRules returns the cached rules of an origin of s (nil if none).
