@@ -25,7 +25,14 @@
 // for a better-ranked server. So there is never more than one connection
 // per server, nor more than MaxConnections in all, and with a politeness
 // delay every request starts at least the delay after the previous
-// request to the server ended (robots.txt included). Each server's
+// request to the server ended (robots.txt included). With
+// Options.DelayBetween DelayBetweenConnections the delay separates
+// connections instead (the issue's "per-server delay between
+// connections"): the requests of a connection go back to back (a
+// robots.txt Crawl-delay still separates them), and a server's next
+// connection starts at least the delay after the last request of its
+// previous one ended; a session is then up to P requests on one
+// kept-alive connection, as in the paper. Each server's
 // transport dials through Options.Resolver, refuses private addresses
 // (after resolution, so names that resolve to 127.0.0.1 are refused too)
 // unless Options.AllowPrivate, and keeps per-server measurements
@@ -81,7 +88,9 @@
 // counts too, so a hanging or trickling server looks slow), g = p = 1.2
 // when P > 1 (the pages of a kept-alive session overlap connection
 // reuse and TCP slow start: the paper's gain of HTTP/1.1) and 1 when
-// P = 1, d the politeness delay (ServerDelay or robots.txt Crawl-delay),
+// P = 1, d the politeness delay between the requests of a session
+// (ServerDelay or robots.txt Crawl-delay; with DelayBetweenConnections
+// only Crawl-delay, which also decides P's comparison with the hold),
 // and a = (Requests+1)/(Requests+Exceptions+1) the share of s's
 // requests that did not fail (Laplace-smoothed), which stretches T for
 // failing servers so that they sink below working ones. c and r of a
@@ -105,7 +114,8 @@
 //
 // the serial time of s (n its queued URLs, d the delay between its
 // requests, r its smoothed response time, or the run's mean while
-// unmeasured; ServerInfo.Serial) and E = ΣW / Options.MaxConnections the
+// unmeasured; with DelayBetweenConnections plus (⌈n/P⌉−1)·ServerDelay;
+// ServerInfo.Serial) and E = ΣW / Options.MaxConnections the
 // estimated remaining crawl time (ServerInfo.Remaining), a ready server
 // with W(s) ≥ E is served before any other, the one with the largest W
 // first (when the largest W is above ΣW/MaxConnections it is the

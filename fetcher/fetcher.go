@@ -194,7 +194,8 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	o := f.o
 	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
 		conns: newConnAccount(), emitFn: emit}
-	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections}
+	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections,
+		perConnection: o.DelayBetween == DelayBetweenConnections}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
@@ -245,7 +246,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	}
 	r.sched.start()
 	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
-		"policy", o.Policy.Name(), "queue_mode", o.QueueMode, "keep_alive", !o.DisableKeepAlive,
+		"policy", o.Policy.Name(), "queue_mode", o.QueueMode, "politeness", o.DelayBetween, "keep_alive", !o.DisableKeepAlive,
 		"server_delay", o.ServerDelay, "agent", r.ua)
 
 	stopProgress := r.progress(began)

@@ -123,6 +123,13 @@ type Options struct {
 	// the hosts that resolve to one address share one connection and one
 	// politeness delay; Nutch's fetcher.queue.mode byIP).
 	QueueMode QueueMode
+	// DelayBetween says what ServerDelay separates: every two requests to
+	// a server (DelayBetweenRequests, the zero value: Nutch's politeness)
+	// or every two connections to it (DelayBetweenConnections: a session
+	// goes back to back over its kept-alive connection, and the server
+	// waits the delay after the connection closes before its next one).
+	// A robots.txt Crawl-delay separates requests in both modes.
+	DelayBetween DelayBetween
 	// DisableKeepAlive makes every request use a connection of its own
 	// (one request per connection, "Connection: close"), for measuring
 	// what keep-alive gives; the zero value keeps connections alive.
@@ -207,6 +214,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.QueueMode != QueueByHost && o.QueueMode != QueueByIP {
 		return o, fmt.Errorf("fetcher: unknown queue mode %d", o.QueueMode)
 	}
+	if o.DelayBetween != DelayBetweenRequests && o.DelayBetween != DelayBetweenConnections {
+		return o, fmt.Errorf("fetcher: unknown politeness mode %d", o.DelayBetween)
+	}
 	if o.ThroughputThreshold < 0 {
 		o.ThroughputThreshold = 0
 	}
@@ -287,4 +297,42 @@ func ParseQueueMode(s string) (QueueMode, error) {
 		return QueueByIP, nil
 	}
 	return 0, fmt.Errorf("fetcher: unknown queue mode %q (want host or ip)", s)
+}
+
+// DelayBetween is what the server delay separates (see
+// Options.DelayBetween).
+type DelayBetween int
+
+// The politeness modes.
+const (
+	// DelayBetweenRequests waits the server delay between any two
+	// requests to a server (Nutch's fetcher.server.delay).
+	DelayBetweenRequests DelayBetween = iota
+	// DelayBetweenConnections waits the server delay between two
+	// connections to a server; the requests of one connection go back
+	// to back (but for a robots.txt Crawl-delay).
+	DelayBetweenConnections
+)
+
+// String is the mode's name: "request" or "connection".
+func (m DelayBetween) String() string {
+	switch m {
+	case DelayBetweenRequests:
+		return "request"
+	case DelayBetweenConnections:
+		return "connection"
+	}
+	return fmt.Sprintf("DelayBetween(%d)", int(m))
+}
+
+// ParseDelayBetween parses a politeness mode, "request" or "connection"
+// (plurals too); "" is "request".
+func ParseDelayBetween(s string) (DelayBetween, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "request", "requests":
+		return DelayBetweenRequests, nil
+	case "connection", "connections":
+		return DelayBetweenConnections, nil
+	}
+	return 0, fmt.Errorf("fetcher: unknown politeness mode %q (want request or connection)", s)
 }

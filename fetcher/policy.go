@@ -139,6 +139,8 @@ type estimate struct {
 	meanConnect, meanResponse time.Duration // the run's means (0: none measured)
 	hold                      time.Duration // Options.HoldConnection
 	keepAliveOff              bool
+	// perConnection is set with DelayBetweenConnections.
+	perConnection bool
 	// conns is Options.MaxConnections, for the remaining crawl time of
 	// the makespan guard (0: no guard).
 	conns int
@@ -154,11 +156,13 @@ type MakespanGuard interface {
 	MakespanGuard() bool
 }
 
-// serialEstimate is W(s) = queued·(d + r): the time the server's queued
-// URLs take one after another, with d the politeness delay between its
-// requests and r its smoothed response time (the run's mean, or
-// DefaultTimeEstimate, while unmeasured).
-func serialEstimate(st ServerStats, queued int, delay time.Duration, e estimate) time.Duration {
+// serialEstimate is W(s) = n·(d + r) + (k−1)·D: the time the server's n
+// queued URLs take one after another, with d the politeness delay between
+// its requests, r its smoothed response time (the run's mean, or
+// DefaultTimeEstimate, while unmeasured), D the delay between its
+// connections (DelayBetweenConnections; else 0) and k = ⌈n/P⌉ the
+// connections they need.
+func serialEstimate(st ServerStats, queued int, reqDelay, connDelay time.Duration, e estimate) time.Duration {
 	if queued <= 0 {
 		return 0
 	}
@@ -166,7 +170,12 @@ func serialEstimate(st ServerStats, queued int, delay time.Duration, e estimate)
 	if r <= 0 {
 		r = cmp0(e.meanResponse, DefaultTimeEstimate)
 	}
-	return time.Duration(queued) * (delay + r)
+	w := time.Duration(queued) * (reqDelay + r)
+	if connDelay > 0 {
+		p := sessionEstimate(st, queued, reqDelay, e)
+		w += time.Duration((queued+p-1)/p-1) * connDelay
+	}
+	return w
 }
 
 // sessionEstimate is P(s,i): min(RequestsPerConnection learnt, or 50,

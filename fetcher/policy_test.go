@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -35,6 +36,15 @@ func TestPolicyByName(t *testing.T) {
 	}
 	if _, err := ParseQueueMode("domain"); err == nil {
 		t.Error("queue mode domain is accepted")
+	}
+	for in, want := range map[string]DelayBetween{"": DelayBetweenRequests, "request": DelayBetweenRequests,
+		"Connection": DelayBetweenConnections, "connections": DelayBetweenConnections} {
+		if m, err := ParseDelayBetween(in); err != nil || m != want || (in != "" && !strings.HasPrefix(strings.ToLower(in), m.String())) {
+			t.Errorf("ParseDelayBetween(%q) = %v, %v; want %v", in, m, err, want)
+		}
+	}
+	if _, err := ParseDelayBetween("session"); err == nil {
+		t.Error("politeness mode session is accepted")
 	}
 }
 
@@ -281,7 +291,8 @@ func sumWOf(sc *scheduler) time.Duration {
 	var sum time.Duration
 	for _, s := range sc.order {
 		if s.fate == fateNone {
-			sum += serialEstimate(s.stats, s.queue.Len(), s.delay, sc.estimates())
+			req, conn := sc.delays(s)
+			sum += serialEstimate(s.stats, s.queue.Len(), req, conn, sc.estimates())
 		}
 	}
 	return sum

@@ -268,3 +268,97 @@ func TestDeadline(t *testing.T) {
 		t.Errorf("%d results but only %d requests", len(res), n)
 	}
 }
+
+// TestPolitenessPerConnection: with DelayBetweenConnections the server
+// delay separates connections, not requests: a host's requests share
+// kept-alive connections (up to what the server allows), and a host's
+// next connection starts at least the delay after the last request of
+// its previous one ended. With DelayBetweenRequests (the default) every
+// request has a connection of its own, as before.
+func TestPolitenessPerConnection(t *testing.T) {
+	w, srv := serveWeb(t, smallWeb(5, 10, 300, 0), 0)
+	const delay = 150 * time.Millisecond
+	var reqs []Request
+	multi := 0 // hosts that will need more than one connection
+	for h := range 10 {
+		ids := hostPages(w, h)
+		if len(ids) < 3 {
+			continue
+		}
+		if ka := w.Host(h).KeepAlive; ka > 0 && ka < len(ids)+1 {
+			multi++
+		}
+		for _, id := range ids[:min(len(ids), 12)] {
+			reqs = append(reqs, Request{URL: srv.URL(id), ID: len(reqs)})
+		}
+	}
+	if multi == 0 {
+		t.Fatal("no host with a keep-alive limit below its pages: pick another seed")
+	}
+	type span struct {
+		from, to time.Time
+		n        int
+	}
+	for _, mode := range []DelayBetween{DelayBetweenConnections, DelayBetweenRequests} {
+		since := srv.AccessLog().Len()
+		o := testOptions(t, srv)
+		o.ServerDelay = delay
+		o.MaxConnections = 8
+		o.DelayBetween = mode
+		res, _ := fetchAll(t, o, reqs)
+		waitIdle(t, srv)
+		for _, q := range reqs {
+			if r := res[q.URL]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+				t.Errorf("%v: %s: %+v", mode, q.URL, r)
+			}
+		}
+		entries := srv.AccessLog().Since(since)
+		conns := map[string]map[uint64]*span{}
+		for _, a := range entries {
+			if conns[a.Host] == nil {
+				conns[a.Host] = map[uint64]*span{}
+			}
+			sp := conns[a.Host][a.Conn]
+			if sp == nil {
+				sp = &span{from: a.Start, to: a.End}
+				conns[a.Host][a.Conn] = sp
+			}
+			if a.Start.Before(sp.from) {
+				sp.from = a.Start
+			}
+			if a.End.After(sp.to) {
+				sp.to = a.End
+			}
+			sp.n++
+		}
+		shared, reconnected := 0, 0
+		for h, hs := range simweb.Stats(entries) {
+			if hs.MaxConcurrent != 1 {
+				t.Errorf("%v: %s: %d requests at once", mode, h, hs.MaxConcurrent)
+			}
+			if mode == DelayBetweenRequests {
+				if hs.MaxPerConn != 1 || hs.MinGap < delay {
+					t.Errorf("request mode: %s: %d requests on a connection, %v apart; want 1, at least %v", h, hs.MaxPerConn, hs.MinGap, delay)
+				}
+				continue
+			}
+			if hs.MaxPerConn >= 2 {
+				shared++
+			}
+			var spans []*span
+			for _, sp := range conns[h] {
+				spans = append(spans, sp)
+			}
+			slices.SortFunc(spans, func(a, b *span) int { return a.from.Compare(b.from) })
+			for i := 1; i < len(spans); i++ {
+				reconnected++
+				if gap := spans[i].from.Sub(spans[i-1].to); gap < delay {
+					t.Errorf("connection mode: %s: a connection %v after the previous one, want at least %v", h, gap, delay)
+				}
+			}
+		}
+		if mode == DelayBetweenConnections && (shared == 0 || reconnected == 0) {
+			t.Errorf("connection mode: %d hosts with requests sharing a connection, %d reconnections; want both", shared, reconnected)
+		}
+	}
+}

@@ -162,6 +162,9 @@ type server struct {
 	fateMsg    string
 	stats      ServerStats
 	connReqs   int // requests on the current connection
+	// lastEnd is when the last request to the server ended, for the
+	// delay between connections (DelayBetweenConnections).
+	lastEnd time.Time
 	// failStreak counts exceptions since the last response that was not
 	// one; the backoff doubles with it.
 	failStreak int
@@ -188,8 +191,9 @@ func (sc *scheduler) info(s *server) ServerInfo {
 		si.Head = &r
 	}
 	e := sc.estimates()
-	si.Session = sessionEstimate(s.stats, si.Queued, s.delay, e)
-	si.Time = timeEstimate(s.stats, si.Session, s.delay, e)
+	req, _ := sc.delays(s)
+	si.Session = sessionEstimate(s.stats, si.Queued, req, e)
+	si.Time = timeEstimate(s.stats, si.Session, req, e)
 	return si
 }
 
@@ -205,13 +209,24 @@ func (sc *scheduler) estimates() estimate {
 	return e
 }
 
+// delays returns the politeness delay between two requests of a session
+// of s and the one between two of its connections: (delay, 0), or with
+// DelayBetweenConnections (Crawl-delay, delay). Caller holds mu.
+func (sc *scheduler) delays(s *server) (req, conn time.Duration) {
+	if sc.est.perConnection {
+		return s.crawlDelay, s.delay
+	}
+	return s.delay, 0
+}
+
 // rew recomputes W(s) after its queue, delay or measurements changed,
 // and the run's sum of W with it, in O(1) (O(log n) when s is ready, to
 // fix its place in the long heap). Caller holds mu.
 func (sc *scheduler) rew(s *server) {
 	var w time.Duration
 	if s.fate == fateNone {
-		w = serialEstimate(s.stats, s.queue.Len(), s.delay, sc.estimates())
+		req, conn := sc.delays(s)
+		w = serialEstimate(s.stats, s.queue.Len(), req, conn, sc.estimates())
 	}
 	sc.sumW += w - s.w
 	s.w = w
@@ -674,6 +689,13 @@ func (sc *scheduler) connected(s *server, d time.Duration) {
 func (sc *scheduler) disconnected(s *server) {
 	sc.mu.Lock()
 	s.stats.OpenConnections--
+	if sc.est.perConnection && !s.lastEnd.IsZero() {
+		// The delay runs between connections: from the end of this
+		// one's last request.
+		if t := s.lastEnd.Add(s.delay); t.After(s.next) {
+			s.next = t
+		}
+	}
 	sc.mu.Unlock()
 	sc.closed.Broadcast()
 }
@@ -732,7 +754,15 @@ func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, se
 		}
 	}
 	s.stats.Bytes += n
-	s.next = now.Add(s.delay)
+	s.lastEnd = now
+	req, conn := sc.delays(s)
+	if conn > 0 && (serverClosed || s.stats.OpenConnections == 0) {
+		// The connection ended with this request (a close from either
+		// side may be recorded before this answer): the delay between
+		// connections runs from now.
+		req = max(req, conn)
+	}
+	s.next = now.Add(req)
 	if exception && backoff > 0 {
 		extra := backoff << min(s.failStreak-1, 20)
 		s.next = s.next.Add(min(extra, maxBackoff))
@@ -748,13 +778,13 @@ func (sc *scheduler) setCrawlDelay(s *server, d time.Duration) {
 	defer sc.mu.Unlock()
 	// Hosts sharing the server (QueueByIP) may ask for different delays:
 	// the longest wins.
+	old, _ := sc.delays(s)
 	s.crawlDelay = max(s.crawlDelay, d)
 	d = s.crawlDelay
-	old := s.delay
 	s.delay = max(sc.delay, d)
 	// The turn set by the robots.txt request counted the old delay.
-	if !s.next.IsZero() && s.delay > old {
-		s.next = s.next.Add(s.delay - old)
+	if cur, _ := sc.delays(s); !s.next.IsZero() && cur > old {
+		s.next = s.next.Add(cur - old)
 	}
 	sc.rew(s)
 }
