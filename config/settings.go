@@ -166,6 +166,7 @@ const (
 	FetcherMaxExceptionsPerHost = "fetcher.maxExceptionsPerHost"
 	FetcherPolicy               = "fetcher.policy"
 	FetcherQueueMode            = "fetcher.queueMode"
+	FetcherPoliteness           = "fetcher.politeness"
 	FetcherKeepAlive            = "fetcher.keepAlive"
 	FetcherThroughputThreshold  = "fetcher.throughputThreshold"
 	FetcherThroughputCheckAfter = "fetcher.throughputCheckAfter"
@@ -359,6 +360,8 @@ func Settings() []Setting {
 			Doc: "crawl scheduling policy: breadth-first (list order), performance (servers by pages per second), quality (URLs by score), capacity (servers by score per second)"},
 		{Name: FetcherQueueMode, Kind: String, Default: "host", Choices: []string{"host", "ip"},
 			Doc: "what politeness applies to: each host, or each IP address (hosts on one address share a connection and a delay) (fetcher.queue.mode)"},
+		{Name: FetcherPoliteness, Kind: String, Default: "request", Choices: []string{"request", "connection"},
+			Doc: "what the server delay separates: every two requests to a server (Nutch's), or every two connections (a connection's requests go back to back over keep-alive); a robots.txt Crawl-delay always separates requests"},
 		{Name: FetcherKeepAlive, Kind: Bool, Default: "true",
 			Doc: "reuse a connection for several requests to a server (HTTP/1.1 keep-alive); false means one request per connection"},
 		{Name: FetcherThroughputThreshold, Kind: Float, Default: "0",

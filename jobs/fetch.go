@@ -75,6 +75,10 @@ type FetchOptions struct {
 	// QueueMode is "host" (or "") for politeness per host, "ip" for
 	// politeness per IP address (fetcher.QueueByIP).
 	QueueMode string
+	// Politeness is "request" (or "") for the server delay between
+	// requests, "connection" for it between connections
+	// (fetcher.DelayBetween).
+	Politeness string
 	// DisableKeepAlive makes every request use a connection of its own.
 	DisableKeepAlive bool
 	// ThroughputThreshold, if positive, is the least pages per second a
@@ -153,6 +157,7 @@ const (
 	confFetchProgress   = "fetch.progressInterval"
 	confFetchPolicy     = "fetch.policy"
 	confFetchQueueMode  = "fetch.queueMode"
+	confFetchPoliteness = "fetch.politeness"
 	confFetchNoKeep     = "fetch.disableKeepAlive"
 	confFetchTPThresh   = "fetch.throughputThreshold"
 	confFetchTPAfter    = "fetch.throughputCheckAfter"
@@ -205,6 +210,9 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	if _, err := fetcher.ParseQueueMode(o.QueueMode); err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	if _, err := fetcher.ParseDelayBetween(o.Politeness); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	if o.ThroughputThreshold < 0 || o.ThroughputCheckAfter < 0 || o.ThroughputRetries < 0 {
@@ -268,6 +276,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	c.setDuration(confFetchProgress, o.ProgressInterval)
 	c.set(confFetchPolicy, o.Policy)
 	c.set(confFetchQueueMode, o.QueueMode)
+	c.set(confFetchPoliteness, o.Politeness)
 	c.setBool(confFetchNoKeep, o.DisableKeepAlive)
 	c.setFloat(confFetchTPThresh, o.ThroughputThreshold)
 	c.setDuration(confFetchTPAfter, o.ThroughputCheckAfter)
@@ -436,6 +445,9 @@ func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord],
 		return nil, fmt.Errorf("fetch job: %w", err)
 	}
 	if fc.opts.QueueMode, err = fetcher.ParseQueueMode(c.str(confFetchQueueMode)); err != nil {
+		return nil, fmt.Errorf("fetch job: %w", err)
+	}
+	if fc.opts.DelayBetween, err = fetcher.ParseDelayBetween(c.str(confFetchPoliteness)); err != nil {
 		return nil, fmt.Errorf("fetch job: %w", err)
 	}
 	if in == "" || out == "" || contentOut == "" {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/trawl/trawl/simweb"
 )
@@ -27,11 +28,13 @@ func TestFetchSchedulingOptions(t *testing.T) {
 	for _, c := range []struct {
 		policy, mode string
 		noKeepAlive  bool
+		politeness   string
 	}{
-		{"breadth-first", "host", true},
-		{"performance", "ip", false},
-		{"quality", "", false},
-		{"capacity", "host", false},
+		{"breadth-first", "host", true, ""},
+		{"performance", "ip", false, ""},
+		{"quality", "", false, ""},
+		{"capacity", "host", false, ""},
+		{"capacity", "host", false, "connection"},
 	} {
 		env := testEnv(t)
 		parts := 2
@@ -44,6 +47,12 @@ func TestFetchSchedulingOptions(t *testing.T) {
 		mark := fw.srv.AccessLog().Len()
 		o := fw.fetchOpts(gen.Segment)
 		o.Policy, o.QueueMode, o.DisableKeepAlive = c.policy, c.mode, c.noKeepAlive
+		if c.politeness != "" {
+			// With a delay between requests a connection serves one
+			// request (robots.txt redirects aside); between connections
+			// a session goes on over its connection.
+			o.Politeness, o.ServerDelay = c.politeness, 100*time.Millisecond
+		}
 		res, err := Fetch(context.Background(), env, o)
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
@@ -56,6 +65,16 @@ func TestFetchSchedulingOptions(t *testing.T) {
 				if hs.MaxPerConn != 1 {
 					t.Errorf("%+v: %s: %d requests on a connection", c, h, hs.MaxPerConn)
 				}
+			}
+		}
+		if c.politeness == "connection" {
+			reqs, conns := 0, 0
+			for _, hs := range simweb.Stats(es) {
+				reqs, conns = reqs+hs.Requests, conns+hs.Connections
+			}
+			t.Logf("%+v: %d requests over %d connections", c, reqs, conns)
+			if reqs < 2*conns {
+				t.Errorf("%+v: with a delay between connections, %d requests over %d connections; want sessions of several requests", c, reqs, conns)
 			}
 		}
 		if c.mode == "ip" {
@@ -76,7 +95,7 @@ func TestFetchSchedulingOptions(t *testing.T) {
 	// Unknown names are errors before any work.
 	env := testEnv(t)
 	gen := generateAll(t, env, urls[:1], fw.now, 1)
-	for _, o := range []FetchOptions{{Policy: "fastest"}, {QueueMode: "domain"}, {ThroughputThreshold: -1}} {
+	for _, o := range []FetchOptions{{Policy: "fastest"}, {QueueMode: "domain"}, {Politeness: "session"}, {ThroughputThreshold: -1}} {
 		o.Segment, o.Agent = gen.Segment, "x"
 		if _, err := Fetch(context.Background(), env, o); err == nil {
 			t.Errorf("Fetch with %+v succeeded", o)

@@ -152,6 +152,7 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		MaxExceptionsPerHost: cfg.Int(config.FetcherMaxExceptionsPerHost),
 		Policy:               cfg.String(config.FetcherPolicy),
 		QueueMode:            cfg.String(config.FetcherQueueMode),
+		Politeness:           cfg.String(config.FetcherPoliteness),
 		DisableKeepAlive:     !cfg.Bool(config.FetcherKeepAlive),
 		ThroughputThreshold:  cfg.Float(config.FetcherThroughputThreshold),
 		ThroughputCheckAfter: cfg.Duration(config.FetcherThroughputCheckAfter),

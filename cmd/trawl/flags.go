@@ -54,6 +54,7 @@ func flagMappings() []flagMapping {
 		{flag: "max-exceptions-per-host", setting: config.FetcherMaxExceptionsPerHost},
 		{flag: "policy", setting: config.FetcherPolicy},
 		{flag: "queue-mode", setting: config.FetcherQueueMode},
+		{flag: "politeness", setting: config.FetcherPoliteness},
 		{flag: "no-keep-alive", setting: config.FetcherKeepAlive, constant: "false",
 			usage: "one request per connection (no HTTP keep-alive), to measure what keep-alive gives"},
 		{flag: "throughput-threshold", setting: config.FetcherThroughputThreshold},
@@ -74,7 +75,7 @@ func flagMappings() []flagMapping {
 func fetchFlags() []cli.Flag {
 	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-connections", "connect-timeout",
 		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
-		"max-exceptions-per-host", "policy", "queue-mode", "no-keep-alive", "throughput-threshold",
+		"max-exceptions-per-host", "policy", "queue-mode", "politeness", "no-keep-alive", "throughput-threshold",
 		"throughput-check-after", "throughput-retries")
 }
 
