@@ -24,11 +24,14 @@
 // with latency x10 (median 150 ms) served by name (simweb's DNS); each
 // URL injected with its quality as score (PageRank, then Zipf(1) random
 // values), one fetch list of each host's 15 best URLs; fetched with
-// --server-delay 1s and 64 connections by each --policy of trawl fetch:
-// pages and quality share over time (tables, CSV and PNG plots into -out),
-// time to 80% of the quality, area under the quality curve; then the best
-// policy by throughput with keep-alive and with one request per
-// connection (at -keep-alive-delay). The latency and the per-host bound
+// --server-delay 1s, --politeness connection (-politeness: the delay
+// between connections, as in the paper) and 64 connections by each
+// --policy of trawl fetch: pages and quality share over time (tables, CSV
+// and PNG plots into -out), time to 80% of the quality, area under the
+// quality curve; then the best policy by throughput with keep-alive and
+// with one request per connection (at -keep-alive-delay), on a web whose
+// connections cost 2 x the host's latency more (-connect-latency: TCP and
+// TLS handshakes; 0 for the other runs unless given). The latency and the per-host bound
 // make 64 connections, not the hosts' politeness delays, bound the crawl,
 // as in the paper; -policy-latency 1 -policy-hosts 500 -policy-max-per-host
 // 60 is the host-bound case.
@@ -99,8 +102,10 @@ func main() {
 	flag.Float64Var(&o.policyLatency, "policy-latency", 10, "policies: scale of the simweb hosts' latency (10: median 150 ms, so that 64 connections, not the hosts' delays, bound the crawl, as in the paper)")
 	flag.DurationVar(&o.policyDelay, "policy-delay", time.Second, "policies: trawl fetch --server-delay")
 	flag.IntVar(&o.policyMaxPerHost, "policy-max-per-host", 15, "policies: generate --max-per-host (the best URLs by quality of each host; bounds a run, since a host gets one request per -policy-delay); -1 for all")
-	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (trawl waits the delay between any two requests to a host, on a new connection once it is over 0)")
+	flag.DurationVar(&o.keepAliveDelay, "keep-alive-delay", 0, "policies: trawl fetch --server-delay of the keep-alive runs (with -politeness request trawl waits the delay between any two requests to a host, on a new connection once it is over 0; with connection, between connections)")
 	flag.StringVar(&o.qualities, "qualities", "pagerank,zipf", "policies: page quality models, comma-separated (pagerank, zipf)")
+	flag.StringVar(&o.politeness, "politeness", "connection", "policies: trawl fetch --politeness (request: the server delay between any two requests, Nutch's; connection: between connections, as the paper); empty for no flag")
+	flag.Float64Var(&o.connectLatency, "connect-latency", -1, "simweb's connection cost (trawl simweb serve --connect-latency K: a connection's first response waits K x the host's latency more, for TCP/TLS handshakes); negative: 2 for the keep-alive runs (served on a web of their own), 0 elsewhere")
 	flag.BoolVar(&o.keepAliveRun, "keep-alive-run", true, "policies: also fetch with the best policy and keep-alive off (if trawl fetch has a keep-alive setting)")
 	flag.StringVar(&o.accessLog, "access-log", "", "write simweb's access log (every request of every contender) as JSON lines to `FILE`-throughput.jsonl and FILE-policies.jsonl, for diagnosis")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
@@ -122,12 +127,12 @@ func main() {
 type options struct {
 	experiments, trawl, dir, out, hazards, agent, memory string
 	peers, collyDir, scrapySpider, python, wget          string
-	accessLog                                            string
+	accessLog, politeness                                string
 	trawlPolicies, policies, qualities                   string
 	seed                                                 uint64
 	hosts, pages, conns, fetchers, runs                  int
 	policyHosts, policyPages, policyMaxPerHost           int
-	latency, policyLatency                               float64
+	latency, policyLatency, connectLatency               float64
 	wget1Limit, policyDelay, keepAliveDelay              time.Duration
 	keepAliveRun, keep                                   bool
 }
@@ -191,6 +196,8 @@ type features struct {
 	// off ("" if none).
 	policy    bool
 	keepAlive string
+	// politeness: --politeness exists.
+	politeness bool
 }
 
 func trawlFeatures(ctx context.Context, trawl string) (features, error) {
@@ -201,6 +208,7 @@ func trawlFeatures(ctx context.Context, trawl string) (features, error) {
 	help := string(m.stdout)
 	var f features
 	f.policy = strings.Contains(help, "--policy")
+	f.politeness = strings.Contains(help, "--politeness")
 	switch {
 	case strings.Contains(help, "--no-keep-alive"):
 		f.keepAlive = "--no-keep-alive"

@@ -101,28 +101,57 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 	}
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.policyHosts, o.policyPages, hz
-	so := simweb.ServeOptions{Latency: o.policyLatency, AccessLogLimit: 4*o.policyPages + 100_000}
+	// The policy runs' web costs -connect-latency per connection (0 by
+	// default); the keep-alive runs' (2 by default) is served on its own
+	// when that differs, since simweb's costs are fixed when it serves.
+	so := simweb.ServeOptions{Latency: o.policyLatency, ConnectLatency: max(0, o.connectLatency),
+		AccessLogLimit: 4*o.policyPages + 100_000}
+	kaConnect := o.connectLatency
+	if kaConnect < 0 {
+		kaConnect = 2
+	}
 	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "policies"), cfg, so, accessLogName(o.accessLog, "policies"))
 	if err != nil {
 		return err
 	}
 	defer e.close()
-	set := selectURLs(e.web, e.srv)
-	global := []string{"--crawl", e.crawl, "--memory", o.memory, "--log-level", "warn"}
+	kaEnv := e
+	if o.keepAliveRun && kaConnect != so.ConnectLatency {
+		kso := so
+		kso.ConnectLatency = kaConnect
+		if kaEnv, err = serveWeb(ctx, log, filepath.Join(o.dir, "policies-keepalive"), cfg, kso, accessLogName(o.accessLog, "policies-keepalive")); err != nil {
+			return err
+		}
+		defer kaEnv.close()
+	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return fmt.Errorf("-out: %w", err)
 	}
-
-	type result struct {
-		quality string
-		urls    int
-		runs    []policyRun
+	politeness := o.politeness
+	if politeness != "" && !feat.politeness {
+		log.Warn("trawl fetch has no --politeness yet: its default applies", "politeness", politeness)
+		politeness = ""
 	}
-	for qi, q := range splitList(o.qualities) {
+
+	// policyWeb is a served web with the fetch list of one quality model.
+	type policyWeb struct {
+		e         *webEnv
+		connect   float64
+		global    []string
+		seg       string
+		fetchList []string
+		quality   map[int]float64
+		inList    map[int]bool
+		total     float64
+	}
+	prepare := func(e *webEnv, connect float64, q string) (policyWeb, error) {
+		pw := policyWeb{e: e, connect: connect, global: []string{"--crawl", e.crawl, "--memory", o.memory, "--log-level", "warn"}}
+		set := selectURLs(e.web, e.srv)
 		quality, err := qualities(e.web, set.ids, q, o.seed)
 		if err != nil {
-			return err
+			return pw, err
 		}
+		pw.quality = quality
 		// Scores scaled to a mean of 1 over the injected URLs (the
 		// ranking is what matters; this keeps float32 scores well away
 		// from underflow and rounding).
@@ -135,62 +164,76 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 			score := quality[set.ids[i]] * float64(len(set.ids)) / sum
 			lines[i] = u + "\tscore=" + strconv.FormatFloat(score, 'g', 8, 64)
 		}
-		seg, fetchList, err := e.segmentFor(ctx, o.trawl, global, lines, 1, "--max-per-host", strconv.Itoa(o.policyMaxPerHost))
+		if pw.seg, pw.fetchList, err = e.segmentFor(ctx, o.trawl, pw.global, lines, 1, "--max-per-host", strconv.Itoa(o.policyMaxPerHost)); err != nil {
+			return pw, err
+		}
+		pw.inList = map[int]bool{}
+		for _, u := range pw.fetchList {
+			if id, ok := e.pageOf(u); ok && !pw.inList[id] {
+				pw.inList[id] = true
+				pw.total += quality[id]
+			}
+		}
+		if err := checkScores(pw.seg, e, quality); err != nil {
+			return pw, err
+		}
+		log.Info("policy experiment: segment generated", "quality", q, "urls", len(pw.fetchList), "connect_latency", connect)
+		_, err = e.window(ctx)
+		return pw, err
+	}
+
+	type result struct {
+		quality string
+		urls    int
+		runs    []policyRun
+	}
+	for qi, q := range splitList(o.qualities) {
+		pw, err := prepare(e, so.ConnectLatency, q)
 		if err != nil {
 			return err
 		}
-		inList := map[int]bool{}
-		var total float64
-		for _, u := range fetchList {
-			if id, ok := e.pageOf(u); ok && !inList[id] {
-				inList[id] = true
-				total += quality[id]
-			}
-		}
-		if err := checkScores(seg, e, quality); err != nil {
-			return err
-		}
-		log.Info("policy experiment: segment generated", "quality", q, "urls", len(fetchList))
-		if _, err := e.window(ctx); err != nil {
-			return err
-		}
+		fetchList := pw.fetchList
 		res := result{quality: q, urls: len(fetchList)}
-		fetch := func(policy string, delay time.Duration, keepAlive bool) (policyRun, error) {
-			if err := clearSegment(seg); err != nil {
+		fetch := func(pw policyWeb, policy string, delay time.Duration, keepAlive bool) (policyRun, error) {
+			if err := clearSegment(pw.seg); err != nil {
 				return policyRun{}, err
 			}
-			args := append(slices.Clone(global), "fetch", seg, "--agent", o.agent,
-				"--server-delay", delay.String(), "--allow-private", "--dns-server", e.srv.DNSAddr(),
+			args := append(slices.Clone(pw.global), "fetch", pw.seg, "--agent", o.agent,
+				"--server-delay", delay.String(), "--allow-private", "--dns-server", pw.e.srv.DNSAddr(),
 				"--max-connections", strconv.Itoa(o.conns))
 			if policy != "default" {
 				args = append(args, "--policy", policy)
 			}
+			if politeness != "" {
+				args = append(args, "--politeness", politeness)
+			}
 			if !keepAlive {
 				args = append(args, feat.keepAlive)
 			}
-			log.Info("policy experiment: fetch", "quality", q, "policy", policy, "delay", delay, "keep_alive", keepAlive)
+			log.Info("policy experiment: fetch", "quality", q, "policy", policy, "delay", delay, "keep_alive", keepAlive,
+				"politeness", politeness, "connect_latency", pw.connect)
 			m, err := measure(ctx, "fetch "+policy, os.Stderr, o.trawl, args...)
 			if err != nil {
 				return policyRun{}, err
 			}
-			entries, err := e.window(ctx)
+			entries, err := pw.e.window(ctx)
 			if err != nil {
 				return policyRun{}, err
 			}
 			r := policyRun{policy: policy, keepAlive: keepAlive, delay: delay, wall: m.wall, rss: m.maxRSS, srv: countServed(entries)}
-			r.crawl, r.curve = qualityCurve(entries, quality, inList, total)
+			r.crawl, r.curve = qualityCurve(entries, pw.quality, pw.inList, pw.total)
 			log.Info("policy experiment: measured", "quality", q, "policy", r.label(), "pages", r.srv.ok,
 				"crawl", r.crawl.Round(time.Millisecond), "to_80pc", fmt.Sprintf("%.2f", r.timeTo(0.8)))
 			return r, nil
 		}
 		for _, p := range policies {
-			r, err := fetch(p, o.policyDelay, true)
+			r, err := fetch(pw, p, o.policyDelay, true)
 			if err != nil {
 				return err
 			}
 			res.runs = append(res.runs, r)
 		}
-		printPolicies(os.Stdout, o, q, len(fetchList), o.policyDelay, res.runs)
+		printPolicies(os.Stdout, o, q, len(fetchList), o.policyDelay, politeness, pw.connect, res.runs)
 		if qi == 0 && o.keepAliveRun {
 			if feat.keepAlive == "" {
 				log.Warn("trawl fetch has no keep-alive setting yet: no keep-alive run")
@@ -200,15 +243,21 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 				best := slices.MaxFunc(res.runs, func(a, b policyRun) int {
 					return cmpFloat(a.rate(), b.rate())
 				})
+				kpw := pw
+				if kaEnv != e {
+					if kpw, err = prepare(kaEnv, kaConnect, q); err != nil {
+						return err
+					}
+				}
 				var ka []policyRun
 				for _, on := range []bool{true, false} {
-					r, err := fetch(best.policy, o.keepAliveDelay, on)
+					r, err := fetch(kpw, best.policy, o.keepAliveDelay, on)
 					if err != nil {
 						return err
 					}
 					ka = append(ka, r)
 				}
-				printPolicies(os.Stdout, o, q+", keep-alive against one request per connection", len(fetchList), o.keepAliveDelay, ka)
+				printPolicies(os.Stdout, o, q+", keep-alive against one request per connection", len(kpw.fetchList), o.keepAliveDelay, politeness, kpw.connect, ka)
 				if err := plotPolicies(o.out, q+"-keepalive", ka); err != nil {
 					return err
 				}
@@ -345,10 +394,14 @@ func qualityCurve(entries []simweb.Access, quality map[int]float64, inList map[i
 	return t1.Sub(t0), curve
 }
 
-func printPolicies(out io.Writer, o options, q string, urls int, delay time.Duration, runs []policyRun) {
-	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, hazards %s;\n",
-		q, o.seed, o.policyHosts, urls, o.policyLatency, o.hazards)
-	fmt.Fprintf(out, "fetch list: generate --max-per-host %d (each host's best URLs by quality); trawl fetch --server-delay %s --max-connections %d (one fetch task)\n\n", o.policyMaxPerHost, delay, o.conns)
+func printPolicies(out io.Writer, o options, q string, urls int, delay time.Duration, politeness string, connect float64, runs []policyRun) {
+	fmt.Fprintf(out, "\npolicy experiment, quality = %s: simweb seed %d, %d hosts (names, simweb DNS), %d URLs in the fetch list, latency x%g, connect latency x%g, hazards %s;\n",
+		q, o.seed, o.policyHosts, urls, o.policyLatency, connect, o.hazards)
+	pol := ""
+	if politeness != "" {
+		pol = " --politeness " + politeness
+	}
+	fmt.Fprintf(out, "fetch list: generate --max-per-host %d (each host's best URLs by quality); trawl fetch --server-delay %s%s --max-connections %d (one fetch task)\n\n", o.policyMaxPerHost, delay, pol, o.conns)
 	fmt.Fprintf(out, "| %-28s | %6s | %7s | %7s | %7s | %5s | %8s | %5s | %6s | %5s | %6s | %7s |\n",
 		"policy", "pages", "crawl", "wall", "pages/s", "x 1st", "p/s 90%", "x 1st", "to 80%", "AUC", "conns", "RSS")
 	fmt.Fprintln(out, "|------------------------------|--------|---------|---------|---------|-------|----------|-------|--------|-------|--------|---------|")

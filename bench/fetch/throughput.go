@@ -48,7 +48,8 @@ func runThroughput(ctx context.Context, log *slog.Logger, o options, feat featur
 	}
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards = o.seed, o.hosts, o.pages, hz
-	so := simweb.ServeOptions{IPPerHost: true, Latency: o.latency, AccessLogLimit: 4*o.pages + 100_000}
+	so := simweb.ServeOptions{IPPerHost: true, Latency: o.latency, ConnectLatency: max(0, o.connectLatency),
+		AccessLogLimit: 4*o.pages + 100_000}
 	e, err := serveWeb(ctx, log, filepath.Join(o.dir, "throughput"), cfg, so, accessLogName(o.accessLog, "throughput"))
 	if err != nil {
 		return err
