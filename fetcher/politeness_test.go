@@ -362,3 +362,29 @@ func TestPolitenessPerConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlDelayPerConnection: with DelayBetweenConnections a robots.txt
+// Crawl-delay still separates every two requests (robots.txt included),
+// though the requests share a connection.
+func TestCrawlDelayPerConnection(t *testing.T) {
+	slow := newRecorder(t, "127.0.2.6", site("User-agent: *\nCrawl-delay: 1\n"))
+	var urls []string
+	for i := range 3 {
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", slow.base, i))
+	}
+	o := Options{Agent: "trawl-test", ServerDelay: 50 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
+		DelayBetween: DelayBetweenConnections, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+	res, _ := fetchAll(t, o, requests(urls...))
+	for _, u := range urls {
+		if r := res[u]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+			t.Errorf("%s: %+v", u, r)
+		}
+	}
+	hs := slow.requests()
+	if len(hs) != 4 {
+		t.Errorf("%d requests, want robots.txt and 3 pages", len(hs))
+	}
+	if g := minGap(hs); g < time.Second {
+		t.Errorf("Crawl-delay 1 between connections: requests %v apart", g)
+	}
+}
