@@ -204,7 +204,14 @@ func TestClusterThenDynamicUpdate(t *testing.T) {
 		}
 		if want == crawldb.SourceCluster {
 			k := sched.Config.Dynamic.Kinds[crawldb.PageKindOf(d.URL)]
-			wantSec := int32((min(max(wantPeriods[d.ClusterID], k.Min), k.Max) + time.Second/2) / time.Second)
+			want := max(wantPeriods[d.ClusterID], k.Min)
+			// A page never seen to change waits at least UnchangedFactor
+			// times its history's span.
+			if f := sched.Config.Dynamic.UnchangedFactor; d.ChangeCount == 0 && f > 0 && len(d.History) > 1 {
+				span := d.History[len(d.History)-1].Time.Sub(d.History[0].Time)
+				want = max(want, time.Duration(float64(span)*f))
+			}
+			wantSec := int32((min(want, k.Max) + time.Second/2) / time.Second)
 			if d.FetchInterval != wantSec {
 				t.Errorf("%s: interval %d s, want the cluster's %d s", d.URL, d.FetchInterval, wantSec)
 			}
