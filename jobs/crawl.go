@@ -64,6 +64,14 @@ type CrawlOptions struct {
 	Fetch    FetchOptions
 	Parse    ParseOptions
 	Update   UpdateOptions
+	// ClusterEvery, if positive, runs Cluster with the Cluster options
+	// after the updatedb of every round whose number is a multiple of it
+	// (the dynamic schedule's clusters, refreshed as the crawl goes; the
+	// next round's updatedb applies them). The result is named by the
+	// round's time. A crash between a round's updatedb and its clustering
+	// skips that clustering: the next multiple runs it.
+	ClusterEvery int
+	Cluster      ClusterOptions
 	// SetClock, if set, is called before each round with the round's
 	// simulated time (not in wall-clock mode): a crawl of simweb moves the
 	// server's clock with it.
@@ -95,6 +103,8 @@ type RoundResult struct {
 	Fetch    *FetchResult
 	Parse    *ParseResult
 	Update   *UpdateResult
+	// Cluster is the clustering run after the round (CrawlOptions.ClusterEvery).
+	Cluster *ClusterResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
 	// Stopped says the round ended early at a StopFile; Err is the error
@@ -161,6 +171,9 @@ var errStopped = errors.New("stop file found")
 // and updatedb's Now, and SetClock gets it first.
 func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err error) {
 	start := time.Now()
+	if o.ClusterEvery < 0 || (o.ClusterEvery > 0 && !(o.Cluster.Eps > 0)) {
+		return nil, fmt.Errorf("crawl: clustering every %d rounds with eps %v: want no clustering (0), or a positive eps (cluster.eps)", o.ClusterEvery, o.Cluster.Eps)
+	}
 	if o.Rounds == 0 || o.Rounds < -1 {
 		return nil, fmt.Errorf("crawl: rounds = %d, want a positive number or -1 (until nothing is due)", o.Rounds)
 	}
@@ -590,6 +603,19 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 	}
 	rr.Update = ur
 	rr.Stages = append(rr.Stages, "updatedb")
+	if c.o.ClusterEvery > 0 && rr.Round%c.o.ClusterEvery == 0 {
+		if err := c.stop(); err != nil {
+			return err
+		}
+		co := c.o.Cluster
+		co.Now = rr.Time
+		cr, err := Cluster(ctx, c.env, co)
+		if err != nil {
+			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+		}
+		rr.Cluster = cr
+		rr.Stages = append(rr.Stages, "cluster")
+	}
 	return nil
 }
 
@@ -681,6 +707,10 @@ func (r RoundResult) Summary() string {
 			fmt.Fprintf(&b, ", %d fetched", n)
 		}
 		b.WriteByte('\n')
+	}
+	if cl := r.Cluster; cl != nil {
+		fmt.Fprintf(&b, "  clustered  %d young pages into %d clusters (%d noise), %d samples: %s\n",
+			cl.Params.Points, cl.Params.Clusters, cl.Params.Noise, cl.Samples, cl.Name)
 	}
 	fmt.Fprintf(&b, "  duration   %s", r.Duration.Round(time.Millisecond))
 	switch {

@@ -357,3 +357,52 @@ func TestCrawlLockAndErrors(t *testing.T) {
 		t.Errorf("crawl lock left after a failure: %v", err)
 	}
 }
+
+// TestCrawlClusterEvery runs four dynamic rounds clustering after every
+// second one: rounds 2 and 4 publish clusters named by their time, and
+// round 3's updatedb applies round 2's result.
+func TestCrawlClusterEvery(t *testing.T) {
+	env := testEnv(t)
+	srv, seeds := crawlWeb(t, t.TempDir())
+	t0 := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+	o := testCrawlOptions(srv, seeds, 4, t0)
+	sched := ScheduleOptions{Name: "dynamic"}
+	o.Generate.Schedule, o.Update.Schedule = sched, sched
+	o.ClusterEvery = 2
+	o.Cluster = ClusterOptions{Eps: 0.5, MinPts: 3, MinSamples: 1}
+	var rounds []RoundResult
+	o.OnRound = func(r RoundResult) { rounds = append(rounds, r) }
+	if _, err := Crawl(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(rounds) != 4 {
+		t.Fatalf("%d rounds, want 4", len(rounds))
+	}
+	var want []string
+	for i, r := range rounds {
+		clustered := r.Cluster != nil
+		if clustered != (r.Round%2 == 0) || clustered != slices.Contains(r.Stages, "cluster") {
+			t.Errorf("round %d: clustered %v, stages %v", r.Round, clustered, r.Stages)
+		}
+		if clustered {
+			if r.Cluster.Name != r.Time.Format("20060102150405") || r.Cluster.Params.Points == 0 {
+				t.Errorf("round %d: cluster result %q of %d points, want one named by %v", r.Round, r.Cluster.Name, r.Cluster.Params.Points, r.Time)
+			}
+			want = append(want, r.Cluster.Name)
+		}
+		if i == 2 && (r.Update == nil || r.Update.Clusters == nil || r.Update.Clusters.Name != rounds[1].Cluster.Name) {
+			t.Errorf("round 3's updatedb did not apply round 2's clusters: %+v", r.Update)
+		}
+	}
+	got, err := ClusterResults(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("cluster results %v, want %v", got, want)
+	}
+	o.Cluster.Eps = 0
+	if _, err := Crawl(context.Background(), env, o); err == nil || !strings.Contains(err.Error(), "eps") {
+		t.Errorf("clustering without an eps: %v", err)
+	}
+}

@@ -52,6 +52,8 @@ func crawlCommand(sio *stdio) *cli.Command {
 		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
 		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
 		&cli.BoolFlag{Name: "force", Usage: "break the crawl lock of a crawl that died, and stale CrawlDB locks (holder dead, or older than lock.maxAge)"},
+		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
+		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
 		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
@@ -100,6 +102,7 @@ Examples:
    trawl crawl --simweb --hosts 500 --pages 50000 --rounds 10 --topN 20000
    trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
    trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
+   trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --force --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
 		Flags: flags,
@@ -163,6 +166,20 @@ func (s *session) crawlCmd(c *cli.Context) error {
 	}
 	if o.Parse, err = s.parseOptions(); err != nil {
 		return err
+	}
+	if o.ClusterEvery = c.Int("cluster-every"); o.ClusterEvery < 0 {
+		return usageErrorf("crawl: --cluster-every must be >= 0, not %d", o.ClusterEvery)
+	}
+	if o.ClusterEvery > 0 {
+		if o.Cluster, err = s.clusterOptions(c); err != nil {
+			return err
+		}
+		if c.IsSet("cluster-eps") {
+			o.Cluster.Eps = c.Float64("cluster-eps")
+		}
+		if !(o.Cluster.Eps > 0) {
+			return usageErrorf("crawl: --cluster-every needs a positive DBSCAN eps: --cluster-eps or the setting %s", config.ClusterEps)
+		}
 	}
 	defaultAgent := ""
 	if demo {
