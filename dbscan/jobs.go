@@ -466,17 +466,9 @@ func newJoinJob(m map[string]string) (*mapreduce.Job[joinValue, joinRow], error)
 		},
 		NumReduce: reduces,
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[joinValue], out func(joinRow)) error {
-			var own *sharedRow
-			var ls []linkRow
-			for v := range values {
-				switch {
-				case v.Own != nil && own != nil:
-					return fmt.Errorf("dbscan: key %q is given twice", key)
-				case v.Own != nil:
-					own = v.Own
-				case v.Link != nil:
-					ls = append(ls, *v.Link)
-				}
+			own, ls, err := joinGroup(key, values, func(v joinValue) (*sharedRow, *linkRow) { return v.Own, v.Link })
+			if err != nil {
+				return err
 			}
 			if len(ls) == 0 {
 				return nil
@@ -490,6 +482,25 @@ func newJoinJob(m map[string]string) (*mapreduce.Job[joinValue, joinRow], error)
 			mapreduce.WriteRouted(cands, func(o joinRow) (candRow, bool) { return deref(o.Cand) }),
 		},
 	}, nil
+}
+
+// joinGroup splits a reduce group of a join by key into the key's own row
+// (at most one) and its other rows; parts tells which a value holds.
+func joinGroup[V, O, M any](key string, values iter.Seq[V], parts func(V) (*O, *M)) (*O, []M, error) {
+	var own *O
+	var ms []M
+	for v := range values {
+		o, m := parts(v)
+		switch {
+		case o != nil && own != nil:
+			return nil, nil, fmt.Errorf("dbscan: key %q is given twice", key)
+		case o != nil:
+			own = o
+		case m != nil:
+			ms = append(ms, *m)
+		}
+	}
+	return own, ms, nil
 }
 
 // ---- dbscan-label: every point's label ----
@@ -545,17 +556,9 @@ func newLabelJob(m map[string]string, res mapreduce.Resolver) (*mapreduce.Job[la
 		},
 		NumReduce: reduces,
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[labelValue], out func(labelOut)) error {
-			var own *ownedRow
-			var cs []candRow
-			for v := range values {
-				switch {
-				case v.Own != nil && own != nil:
-					return fmt.Errorf("dbscan: key %q is given twice", key)
-				case v.Own != nil:
-					own = v.Own
-				case v.Cand != nil:
-					cs = append(cs, *v.Cand)
-				}
+			own, cs, err := joinGroup(key, values, func(v labelValue) (*ownedRow, *candRow) { return v.Own, v.Cand })
+			if err != nil {
+				return err
 			}
 			if own == nil {
 				return fmt.Errorf("dbscan: point %q has candidate clusters but no box owns it", key)
