@@ -115,6 +115,7 @@ const (
 	DynamicPoissonScale     = "schedule.dynamic.poissonScale"
 	DynamicOptimalMu        = "schedule.dynamic.optimalMu"
 	DynamicUnchangedFactor  = "schedule.dynamic.unchangedFactor"
+	DynamicRank             = "schedule.dynamic.rank"
 	ClusterEps              = "cluster.eps"
 	ClusterMinPts           = "cluster.minPts"
 	ClusterSampleRate       = "cluster.sampleRate"
@@ -261,6 +262,8 @@ func Settings() []Setting {
 			Doc: "dynamic schedule: multiplier of the freshness-optimal allocation (rates per day) for old pages; 0 means off (the seed's rule)"},
 		{Name: DynamicUnchangedFactor, Kind: Float, Default: "3",
 			Doc: "dynamic schedule: a young page never seen to change waits at least this times the span of its history (capped by its kind's max); 0 means off"},
+		{Name: DynamicRank, Kind: String, Default: "auto", Choices: []string{"auto", "change", "score"},
+			Doc: "dynamic schedule: generate's order of due pages: change (score times the estimated probability the page changed since its last fetch), score (Nutch's), auto (change, or score when optimalMu is set)"},
 		{Name: ClusterEps, Kind: Float, Default: "0",
 			Doc: "trawl cluster: DBSCAN radius on the standardized features; required (trawl cluster --suggest-eps proposes one)"},
 		{Name: ClusterMinPts, Kind: Int, Default: "8",

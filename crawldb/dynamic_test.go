@@ -91,6 +91,7 @@ func TestDynamicConfigValidation(t *testing.T) {
 		{"bad adaptive rate", func(c *ScheduleConfig) { c.Adaptive.IncRate = 2 }, nil},
 		{"negative cluster", func(c *ScheduleConfig) {}, ClusterPeriods{-1: time.Hour}},
 		{"zero period", func(c *ScheduleConfig) {}, ClusterPeriods{3: 0}},
+		{"unknown rank", func(c *ScheduleConfig) { c.Dynamic.Rank = "overdue" }, nil},
 	}
 	for _, b := range bad {
 		c := DefaultScheduleConfig()
@@ -478,5 +479,100 @@ func BenchmarkDynamicSetFetchSchedule(b *testing.B) {
 				s.SetFetchSchedule(&d, time.Time{}, time.Time{}, fetch, time.Time{}, StateNotModified)
 			}
 		})
+	}
+}
+
+func TestChangeProbability(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	day := int32(24 * 3600)
+	fetched := func(ago time.Duration, interval int32) Datum {
+		return Datum{Status: StatusDBFetched, FetchInterval: interval,
+			FetchTime: now.Add(-ago).Add(time.Duration(interval) * time.Second)}
+	}
+	cases := []struct {
+		name string
+		d    Datum
+		want float64
+	}{
+		{"one interval ago", fetched(24*time.Hour, day), 1 - math.Exp(-1)},
+		{"two intervals ago", fetched(48*time.Hour, day), 1 - math.Exp(-2)},
+		{"a tenth of an interval ago", fetched(time.Hour, 10*3600), 1 - math.Exp(-0.1)},
+		{"just fetched", fetched(0, day), 0},
+		{"fetched in the future", fetched(-time.Hour, day), 0},
+		{"never fetched", Datum{Status: StatusDBUnfetched, FetchInterval: day, FetchTime: now.Add(-time.Hour)}, 1},
+		{"no interval", Datum{Status: StatusDBFetched, FetchTime: now.Add(-time.Hour)}, 1},
+		{"never scheduled", Datum{Status: StatusDBNotModified, FetchInterval: day}, 1},
+	}
+	for _, c := range cases {
+		if got := ChangeProbability(&c.d, now); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: ChangeProbability = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A Poisson page of mean period I unchanged for t: the estimate matches
+	// the share of simulated pages that changed within t.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	changed := 0
+	for range n {
+		if rng.ExpFloat64() < 1.5 { // first change within 1.5 periods
+			changed++
+		}
+	}
+	d := fetched(36*time.Hour, day)
+	if got, emp := ChangeProbability(&d, now), float64(changed)/n; math.Abs(got-emp) > 0.005 {
+		t.Errorf("ChangeProbability %.4f, simulated share %.4f", got, emp)
+	}
+}
+
+func TestDynamicGenerateSortValue(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	d := Datum{Status: StatusDBFetched, Score: 2, FetchInterval: 24 * 3600, FetchTime: now}
+	// Fetched a day ago with a day's interval: rank 2·(1 - 1/e).
+	want := float32(2 * (1 - math.Exp(-1)))
+	for _, c := range []struct {
+		rank   string
+		mu     float64
+		ranks  bool
+		result float32
+	}{
+		{RankAuto, 0, true, want},
+		{"", 0, true, want},
+		{RankChange, 0, true, want},
+		{RankChange, 0.5, true, want},
+		{RankScore, 0, false, 2},
+		{RankAuto, 0.5, false, 2},
+	} {
+		cfg := DefaultScheduleConfig()
+		cfg.Dynamic.Rank, cfg.Dynamic.OptimalMu = c.rank, c.mu
+		s, err := NewDynamicSchedule(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := s.GenerateSortValue(&d, now)
+		if ok != c.ranks || math.Abs(float64(v-c.result)) > 1e-6 {
+			t.Errorf("rank %q, mu %v: GenerateSortValue = %v, %v; want %v, %v", c.rank, c.mu, v, ok, c.result, c.ranks)
+		}
+	}
+	s, _ := NewDynamicSchedule(DefaultScheduleConfig(), nil)
+	var r Ranker = s
+	// A page never fetched ranks by its score; a zero score stays zero.
+	u := Datum{Status: StatusDBUnfetched, Score: 1.5, FetchInterval: 7 * 24 * 3600, FetchTime: now}
+	if v, ok := r.GenerateSortValue(&u, now); !ok || v != 1.5 {
+		t.Errorf("unfetched page: %v, %v; want 1.5", v, ok)
+	}
+	z := d
+	z.Score = 0
+	if v, _ := r.GenerateSortValue(&z, now); v != 0 {
+		t.Errorf("zero score ranks %v", v)
+	}
+	// The adaptive and default schedules do not rank.
+	for _, name := range []string{"default", "adaptive"} {
+		sc, err := NewSchedule(name, DefaultScheduleConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := sc.(Ranker); ok {
+			t.Errorf("%s ranks", name)
+		}
 	}
 }

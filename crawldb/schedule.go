@@ -73,6 +73,37 @@ type Schedule interface {
 	ForceRefetch(d *Datum, asap bool, now time.Time)
 }
 
+// Ranker is implemented by a Schedule that orders the pages it finds due
+// (as Nutch's ScoringFilter.generatorSortValue orders them): generate
+// ranks its candidates by GenerateSortValue, highest first, instead of by
+// the score alone.
+type Ranker interface {
+	// GenerateSortValue returns the rank of d in a fetch list generated
+	// at now, after ShouldFetch(d, now) found it due. ok is false when the
+	// schedule leaves the order to the score (v is then d.Score). It is a
+	// function of the datum and now only, so that every task of a
+	// generate computes the same value.
+	GenerateSortValue(d *Datum, now time.Time) (v float32, ok bool)
+}
+
+// ChangeProbability is the probability that d's page changed since its
+// last fetch, if it changes as a Poisson process with the mean period its
+// interval: 1 - e^(-t/I), with t the time from the last fetch
+// (CalculateLastFetchTime) to now and I the interval. A page never fetched
+// (StatusDBUnfetched), or without an interval or a last fetch time, has
+// probability 1: a first fetch always brings a version the CrawlDB lacks.
+func ChangeProbability(d *Datum, now time.Time) float64 {
+	if d.Status == StatusDBUnfetched || d.FetchInterval <= 0 || d.FetchTime.IsZero() {
+		return 1
+	}
+	last := ms(d.FetchTime) - int64(d.FetchInterval)*1000
+	t := float64(ms(now)-last) / 1000
+	if t <= 0 {
+		return 0
+	}
+	return -math.Expm1(-t / float64(d.FetchInterval))
+}
+
 // ScheduleNames lists the names NewSchedule accepts.
 func ScheduleNames() []string { return []string{"default", "adaptive", "dynamic"} }
 

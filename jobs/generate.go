@@ -137,7 +137,10 @@ const (
 // status does not matter: gone, redirected or duplicate pages come back
 // when their schedule says so, as in Nutch), is not in a pending fetch
 // list, has at least MinScore and at most MaxInterval. Candidates are
-// ranked by score (Nutch's OPIC generatorSortValue), ties by URL; each host
+// ranked by score (Nutch's OPIC generatorSortValue), or by the schedule's
+// GenerateSortValue if it is a crawldb.Ranker that ranks (the dynamic
+// schedule: score times the probability that the page changed since its
+// last fetch), ties by URL; each host
 // (or domain) keeps its best MaxPerHost, and of those the best TopN overall
 // are selected. The fetch list, segments/<name>/crawl_generate, holds their
 // CrawlDB rows with GenerateTime set to the segment's time, in NumFetchers
@@ -312,7 +315,7 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 		} else {
 			cut := cutoff{key: math.MaxUint32, all: true} // everything
 			if selected > o.TopN {
-				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), selectPath, o.TopN); err != nil {
+				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), o.TopN); err != nil {
 					return nil, fmt.Errorf("generate: topN: %w", err)
 				}
 			}
@@ -324,6 +327,8 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 			c2.setInt(confCutKey, int64(cut.key))
 			c2.set(confCutURL, cut.url)
 			c2.setBool(confCutAll, cut.all)
+			c2.setTime(confNow, o.Now)
+			c2.setSchedule(o.Schedule)
 			job2, err := newGenerateTopNJob(c2.m)
 			if err != nil {
 				return nil, fmt.Errorf("generate: %w", err)
@@ -524,6 +529,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	genTime := c.time(confGenTime)
 	delay := c.duration(confDelay)
 	sched, _ := c.schedule()
+	ranker, _ := sched.(crawldb.Ranker)
 	filters := c.filters()
 	_, hasMin := m[confMinScore]
 	minScore := float32(c.float(confMinScore))
@@ -582,7 +588,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 				return nil
 			}
 			t.Count(ctrDue, 1)
-			emit(candidateKey(host, d.Score, d.URL), d)
+			emit(candidateKey(host, rankOf(ranker, &d, now), d.URL), d)
 			return nil
 		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 	}
@@ -654,8 +660,8 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	}
 	outputs := []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)}
 	if ranks != "" {
-		outputs = append(outputs, mapreduce.WriteRouted(ranks, func(d crawldb.Datum) (scoreOnly, bool) {
-			return scoreOnly{Score: d.Score}, true
+		outputs = append(outputs, mapreduce.WriteRouted(ranks, func(d crawldb.Datum) (scoreURL, bool) {
+			return scoreURL{URL: d.URL, Score: rankOf(ranker, &d, now)}, true
 		}))
 	}
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
@@ -688,12 +694,26 @@ func (c cutoff) in(key uint32, url string) bool {
 	return key < c.key || (key == c.key && (c.all || url <= c.url))
 }
 
-// scoreOnly is the rank of a selected candidate, written beside the
-// candidates for the topN cut-off.
+// rankOf is a candidate's rank: the schedule's GenerateSortValue if it
+// ranks, else the score. It is a function of the datum's stored fields and
+// now, so the select and topN jobs compute the same rank.
+func rankOf(r crawldb.Ranker, d *crawldb.Datum, now time.Time) float32 {
+	if r != nil {
+		if v, ok := r.GenerateSortValue(d, now); ok {
+			return v
+		}
+	}
+	return d.Score
+}
+
+// scoreOnly is the rank of a selected candidate, as the topN cut-off's
+// first passes read it from _ranks.
 type scoreOnly struct {
 	Score float32 `parquet:"score"`
 }
 
+// scoreURL is a row of _ranks: a selected candidate's URL and rank
+// (column score: the score, or the schedule's sort value).
 type scoreURL struct {
 	URL   string  `parquet:"url"`
 	Score float32 `parquet:"score"`
@@ -763,12 +783,12 @@ func readRows[T any](fsys storage.FS, dir string, f func(T)) error {
 	return nil
 }
 
-// topNCut finds the n-th best of the candidates, whose scores are in
-// ranksDir (more than n of them) and rows in candDir: a pass over the
-// scores keeps the n best score keys (memory: n keys); a second pass counts
-// the candidates tied at the n-th key; only if not all of them fit, a pass
-// over the candidates' URLs keeps the smallest tied URLs that fit.
-func topNCut(fsys storage.FS, ranksDir, candDir string, n int64) (cutoff, error) {
+// topNCut finds the n-th best of the candidates, whose ranks and URLs are
+// in ranksDir (more than n of them): a pass over the ranks keeps the n
+// best rank keys (memory: n keys); a second pass counts the candidates
+// tied at the n-th key; only if not all of them fit, a pass over the tied
+// candidates' URLs keeps the smallest that fit.
+func topNCut(fsys storage.FS, ranksDir string, n int64) (cutoff, error) {
 	h := make(keyHeap, 0, min(n, 1<<20))
 	err := readRows(fsys, ranksDir, func(r scoreOnly) { h.admit(scoreKey(r.Score), n) })
 	if err != nil {
@@ -797,7 +817,7 @@ func topNCut(fsys storage.FS, ranksDir, candDir string, n int64) (cutoff, error)
 		return cut, nil
 	}
 	ties := make(urlHeap, 0, min(need, 1<<16))
-	err = readRows(fsys, candDir, func(r scoreURL) {
+	err = readRows(fsys, ranksDir, func(r scoreURL) {
 		if scoreKey(r.Score) != cut.key {
 			return
 		}
@@ -812,7 +832,7 @@ func topNCut(fsys storage.FS, ranksDir, candDir string, n int64) (cutoff, error)
 		return cutoff{}, err
 	}
 	if len(ties) == 0 {
-		return cutoff{}, fmt.Errorf("%s changed while it was read", candDir)
+		return cutoff{}, fmt.Errorf("%s changed while it was read", ranksDir)
 	}
 	cut.url = ties[0]
 	return cut, nil
@@ -827,6 +847,9 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 	parts := int(c.integer(confNumReduce))
 	byDomain := c.str(confCountMode) == CountDomain
 	cut := cutoff{key: uint32(c.integer(confCutKey)), url: c.str(confCutURL), all: c.boolean(confCutAll)}
+	now := c.time(confNow)
+	sched, _ := c.schedule()
+	ranker, _ := sched.(crawldb.Ranker)
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -839,11 +862,12 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 		Conf: m,
 		Inputs: []mapreduce.Input[crawldb.Datum]{
 			mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
-				if !cut.in(scoreKey(d.Score), d.URL) {
+				rank := rankOf(ranker, &d, now)
+				if !cut.in(scoreKey(rank), d.URL) {
 					t.Count(ctrOverTopN, 1)
 					return nil
 				}
-				emit(candidateKey(countKey(d.URL, d.Host, byDomain), d.Score, d.URL), d)
+				emit(candidateKey(countKey(d.URL, d.Host, byDomain), rank, d.URL), d)
 				return nil
 			}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 		},

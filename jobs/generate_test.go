@@ -329,3 +329,97 @@ func TestGenerateDeterministic(t *testing.T) {
 		t.Error("two runs on the same CrawlDB gave different fetch lists")
 	}
 }
+
+// TestGenerateRanksByChangeProbability checks that with the dynamic
+// schedule (rank change) generate's topN and per-host limit take the pages
+// most likely to have changed since their last fetch, score times
+// crawldb.ChangeProbability, and with rank score the best scores.
+func TestGenerateRanksByChangeProbability(t *testing.T) {
+	now := genNow()
+	const h = time.Hour
+	// fetched: a page fetched `ago` before now with interval `intv`
+	// (due: ago >= intv), of the given score.
+	fetched := func(url string, score float32, ago, intv time.Duration) crawldb.Datum {
+		d := mkDatum(url, score, now.Add(intv-ago), crawldb.StatusDBFetched)
+		d.FetchInterval = int32(intv / time.Second)
+		d.Source = crawldb.SourceAdaptive
+		return d
+	}
+	rows := []crawldb.Datum{
+		// name: score, last fetch, interval; rank by change = score·(1 - e^(-ago/interval))
+		fetched("http://a.example.com/fast", 1, 48*h, 2*h),                               // 1.00
+		fetched("http://a.example.com/slow", 2, 31*24*h, 30*24*h),                        // 1.29
+		fetched("http://a.example.com/mid", 1.2, 12*h, 12*h),                             // 0.76
+		fetched("http://b.example.com/odd", 4, 6*24*h, 6*24*h),                           // 2.53
+		fetched("http://b.example.com/hot", 0.5, 10*24*h, h),                             // 0.50
+		fetched("http://b.example.com/stale", 3, 24*h, 24*h),                             // 1.90
+		mkDatum("http://b.example.com/new", 1.5, now.Add(-h), crawldb.StatusDBUnfetched), // 1.50
+	}
+	// By score: odd 4, stale 3, slow 2, new 1.5, mid 1.2, fast 1, hot 0.5.
+	// By change: odd, stale, new, slow, fast, mid, hot.
+	cases := []struct {
+		name, rank string
+		o          GenerateOptions
+		want       []string
+	}{
+		{"topN 3 by change", crawldb.RankChange, GenerateOptions{TopN: 3},
+			[]string{"http://b.example.com/odd", "http://b.example.com/stale", "http://b.example.com/new"}},
+		{"topN 5 by change, one select reducer", crawldb.RankChange, GenerateOptions{TopN: 5, SelectReducers: 1},
+			[]string{"http://b.example.com/odd", "http://b.example.com/stale", "http://b.example.com/new", "http://a.example.com/slow", "http://a.example.com/fast"}},
+		{"topN 5 by change (auto)", crawldb.RankAuto, GenerateOptions{TopN: 5},
+			[]string{"http://b.example.com/odd", "http://b.example.com/stale", "http://b.example.com/new", "http://a.example.com/slow", "http://a.example.com/fast"}},
+		{"max 2 per host by change", crawldb.RankChange, GenerateOptions{MaxPerHost: 2},
+			[]string{"http://a.example.com/slow", "http://a.example.com/fast", "http://b.example.com/odd", "http://b.example.com/stale"}},
+		{"topN 3 by score", crawldb.RankScore, GenerateOptions{TopN: 3},
+			[]string{"http://b.example.com/odd", "http://b.example.com/stale", "http://a.example.com/slow"}},
+		{"topN 5 by score", crawldb.RankScore, GenerateOptions{TopN: 5},
+			[]string{"http://b.example.com/odd", "http://b.example.com/stale", "http://a.example.com/slow", "http://b.example.com/new", "http://a.example.com/mid"}},
+		{"max 2 per host by score", crawldb.RankScore, GenerateOptions{MaxPerHost: 2},
+			[]string{"http://a.example.com/slow", "http://a.example.com/mid", "http://b.example.com/odd", "http://b.example.com/stale"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnv(t)
+			writeDB(t, env, rows, 2)
+			cfg := crawldb.DefaultScheduleConfig()
+			cfg.Dynamic = crawldb.DefaultDynamicConfig()
+			cfg.Dynamic.Rank = tc.rank
+			tc.o.Now = now
+			tc.o.Schedule = ScheduleOptions{Name: "dynamic", Config: cfg}
+			res, err := Generate(context.Background(), env, tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := generated(t, res)
+			if !reflect.DeepEqual(sorted(got), sorted(tc.want)) {
+				t.Errorf("selected %v\nwant %v", sorted(got), sorted(tc.want))
+			}
+			// Within a host, the fetch list is best first.
+			var ranks []float64
+			lastHost := ""
+			for _, u := range got {
+				d := rowByURL(rows, u)
+				if d.Host != lastHost {
+					ranks, lastHost = nil, d.Host
+				}
+				r := float64(d.Score)
+				if tc.rank != crawldb.RankScore {
+					r *= crawldb.ChangeProbability(&d, now)
+				}
+				if len(ranks) > 0 && r > ranks[len(ranks)-1]+1e-6 {
+					t.Errorf("%s (rank %.3f) after a worse URL of its host in %v", u, r, got)
+				}
+				ranks = append(ranks, r)
+			}
+		})
+	}
+}
+
+func rowByURL(rows []crawldb.Datum, url string) crawldb.Datum {
+	for _, d := range rows {
+		if d.URL == url {
+			return d
+		}
+	}
+	panic("no row " + url)
+}

@@ -294,8 +294,9 @@ func (p fixedPolicy) schedule(context.Context, int, time.Time, []crawldb.Datum) 
 // candidate is a due page of a round.
 type candidate struct {
 	page     int32
-	due      int64 // FetchTime in ms after generate's ShouldFetch
-	interval int32 // FetchInterval after ShouldFetch
+	due      int64   // FetchTime in ms after generate's ShouldFetch
+	interval int32   // FetchInterval after ShouldFetch
+	rank     float32 // the schedule's GenerateSortValue, if it ranks
 }
 
 // simulate runs one policy.
@@ -328,15 +329,30 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 		if err != nil {
 			return Metrics{}, fmt.Errorf("day %d: %w", day, err)
 		}
-		// generate: the due pages, most overdue first, at most Budget.
+		// generate: the due pages, most overdue first (or by the
+		// schedule's rank, if it ranks), at most Budget.
 		cands = cands[:0]
+		ranker, _ := sched.(crawldb.Ranker)
+		ranked := false
 		for i := range datums {
 			cp := datums[i]
 			if sched.ShouldFetch(&cp, now) {
-				cands = append(cands, candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval})
+				cd := candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval}
+				if ranker != nil {
+					var ok bool
+					cd.rank, ok = ranker.GenerateSortValue(&cp, now)
+					ranked = ranked || ok
+				}
+				cands = append(cands, cd)
 			}
 		}
-		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page)) })
+		if ranked {
+			slices.SortFunc(cands, func(a, b candidate) int {
+				return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page))
+			})
+		} else {
+			slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page)) })
+		}
 		if len(cands) > c.Budget {
 			cands = cands[:c.Budget]
 		}

@@ -166,5 +166,6 @@ func (s *session) dynamicConfig() crawldb.DynamicConfig {
 		PoissonScale:    cfg.Float(config.DynamicPoissonScale),
 		OptimalMu:       cfg.Float(config.DynamicOptimalMu),
 		UnchangedFactor: cfg.Float(config.DynamicUnchangedFactor),
+		Rank:            cfg.String(config.DynamicRank),
 	}
 }

@@ -42,8 +42,10 @@ allocation for young pages too.) The schedules take the schedule.* settings
 (schedule.defaultInterval, schedule.adaptive.*, schedule.dynamic.*; see trawl
 config), so e.g. TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d changes default and adaptive.
 
-Every round the due pages are ranked most overdue first (ties by page) and at
-most --budget are fetched; unused budget is lost. Prints a markdown table
+Every round at most --budget of the due pages are fetched, ranked as trawl
+generate ranks them under the dynamic schedule (score times the estimated
+probability of a change since the last fetch; schedule.dynamic.rank), else
+most overdue first; unused budget is lost. Prints a markdown table
 (fetches, changes detected, prediction offset mu, hit rate lambda, efficiency
 eta, mean freshness and age; see the revisit package documentation for the
 exact definitions) and writes to --out: table.md, table.csv, report.json

@@ -11,7 +11,9 @@ func generateCommand(sio *stdio) *cli.Command {
 		Name:  "generate",
 		Usage: "select due URLs into a new segment's fetch list",
 		Description: `Selects the URLs that are due for fetching (per the fetch schedule), best
-score first, at most --max-per-host per host (or domain, --count-mode) and at
+score first (with the dynamic schedule, best score times the estimated
+probability that the page changed since its last fetch: schedule.dynamic.rank),
+at most --max-per-host per host (or domain, --count-mode) and at
 most --topN in all, and writes them to a new segment's crawl_generate,
 partitioned by host into --num-fetchers parts. Prints the segment's path on
 stdout. URLs in segments that updatedb has not merged yet (for up to
