@@ -15,6 +15,7 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 	"github.com/trawl/trawl/urlutil"
@@ -44,8 +45,18 @@ type GenerateOptions struct {
 	// 0 or -1 means no limit (Nutch's generate.max.count).
 	MaxPerHost int
 	// CountMode is CountHost (default) or CountDomain: what MaxPerHost
-	// counts and what the fetch list is partitioned by.
+	// counts (Nutch's generate.count.mode).
 	CountMode string
+	// PartitionMode is PartitionHost (default), PartitionDomain or
+	// PartitionIP: what the fetch list is partitioned by (Nutch's
+	// partition.url.mode); see Generate.
+	PartitionMode string
+	// DNSServers and DNS configure the resolver that PartitionIP looks
+	// the hosts up with, as FetchOptions' fields of the same names do for
+	// the fetch (DNSServers, if given, are DNS's Servers; Now and Log are
+	// not used). Other partition modes do not resolve.
+	DNSServers []string
+	DNS        resolver.Config
 	// NumFetchers is the number of fetch-list parts (one per fetcher
 	// task); 0 means 1.
 	NumFetchers int
@@ -82,11 +93,15 @@ type GenerateResult struct {
 	Name    string
 	// FetchList is the segment's crawl_generate directory URI.
 	FetchList string
-	// Selected counts the URLs in the fetch list; Hosts the hosts (or
-	// domains) they belong to; Parts the fetch-list parts.
+	// Selected counts the URLs in the fetch list; Hosts the hosts they
+	// belong to (the domains when both CountMode and PartitionMode are
+	// domain); Parts the fetch-list parts.
 	Selected int64
 	Hosts    int64
 	Parts    int
+	// Unresolved counts the hosts that PartitionIP found no address for
+	// (partitioned by their name instead).
+	Unresolved int64
 	// Due counts the CrawlDB URLs that were due (before the per-host
 	// limit, pending lists and topN); Pending those held back by a
 	// pending segment; OverHostLimit those beyond MaxPerHost; OverTopN
@@ -144,8 +159,22 @@ const (
 // (or domain) keeps its best MaxPerHost, and of those the best TopN overall
 // are selected. The fetch list, segments/<name>/crawl_generate, holds their
 // CrawlDB rows with GenerateTime set to the segment's time, in NumFetchers
-// part files partitioned by host (or domain): part = FNV-1a(host) mod
-// NumFetchers. Within a part each host's URLs are together, best first.
+// part files, one per fetch task, partitioned by PartitionMode (Nutch's
+// partition.url.mode): part = FNV-1a(token) mod NumFetchers, the token
+// being the host (PartitionHost, the default), its registered domain
+// (PartitionDomain), or its first IP address (PartitionIP: the lowest of
+// its addresses, IPv4 first, from the cached asynchronous resolver of
+// package resolver configured by DNSServers and DNS, as the fetch's is).
+// PartitionIP keeps the hosts of one address in one fetch task, which
+// politeness per IP address (FetchOptions.QueueMode "ip") needs; a host
+// that does not resolve is partitioned by its name, as in Nutch, and
+// counted (Unresolved, counter partition_unresolved); IP literals need no
+// lookup. Each task of the IP partitioning resolves each of its distinct
+// hosts once, prefetching them as they come. Within a part each host's
+// URLs are together, best first (with CountMode and PartitionMode both
+// domain, each domain's URLs). The count mode and the partition mode are
+// independent, as in Nutch; the count stays exact whatever the partition
+// mode (see below).
 // Segment names are the UTC wall clock as yyyyMMddHHmmss, the next second
 // if that name is taken.
 //
@@ -162,12 +191,16 @@ const (
 // CrawlDB must not be replaced while it is read, and two generates must see
 // each other's segments.
 //
-// Memory is bounded. Without TopN one engine job does the work:
-// generate-select keys each candidate by host and rank (see candidateKey),
+// Memory is bounded. Without TopN, when a URL's part follows from its
+// count key (host or domain partitioning, except host partitioning with a
+// domain count), one engine job does the work: generate-select keys each
+// candidate by host and rank (see candidateKey),
 // so that the engine's sort ranks them; a reducer walks one host at a
 // time, holding only that host's pending URLs, takes its first MaxPerHost
 // from the key alone (a dropped candidate is never decoded), and its output
-// is the fetch list. With TopN the selection runs with more reducers
+// is the fetch list. Otherwise generate-select partitions by count key and
+// generate-topn partitions its output into the fetch list (looking the
+// hosts up, by IP). With TopN the selection runs with more reducers
 // (SelectReducers), each dropping what cannot be in the TopN because it
 // already selected TopN better ones (a heap of TopN score keys), and writes
 // the scores of what it keeps beside the candidates; the TopN cut-off is
@@ -182,6 +215,18 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	}
 	if o.CountMode != CountHost && o.CountMode != CountDomain {
 		return nil, fmt.Errorf("generate: count mode %q is neither %q nor %q", o.CountMode, CountHost, CountDomain)
+	}
+	if o.PartitionMode == "" {
+		o.PartitionMode = PartitionHost
+	}
+	if err := validPartitionMode(o.PartitionMode); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	part := partitioning{mode: o.PartitionMode, countDomain: o.CountMode == CountDomain}
+	if o.PartitionMode == PartitionIP {
+		if err := o.resolverConfig().Validate(); err != nil {
+			return nil, fmt.Errorf("generate: DNS settings of the IP partitioning: %w", err)
+		}
 	}
 	if o.NumFetchers <= 0 {
 		o.NumFetchers = 1
@@ -256,19 +301,22 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	}()
 
 	// Job 1: select the due candidates, apply the generate lock and the
-	// per-host limit, partition by host. Without topN its output is the
-	// fetch list; with topN it goes to _select, in as many parts as can
-	// run at once, and the candidates' scores to _ranks for the cut-off;
-	// job 2 then keeps the topN and partitions them into the fetch list.
+	// per-host limit, partition by host. Without topN, and if the parts
+	// follow from the count keys, its output is the fetch list; else it
+	// goes to _select, in as many parts as can run at once, and with topN
+	// the candidates' scores to _ranks for the cut-off; job 2 then keeps
+	// the topN and partitions them into the fetch list.
 	selectOut, ranksOut := res.FetchList, ""
 	reduces := o.NumFetchers
-	if o.TopN > 0 {
+	if o.TopN > 0 || !part.direct() {
 		selectOut = storage.Join(segURI, selectDir)
-		ranksOut = storage.Join(segURI, ranksDir)
 		reduces = max(o.NumFetchers, o.SelectReducers)
 		if o.SelectReducers <= 0 {
 			reduces = max(o.NumFetchers, env.parallelism())
 		}
+	}
+	if o.TopN > 0 {
+		ranksOut = storage.Join(segURI, ranksDir)
 	}
 	c := newConf()
 	c.set(confCurrent, storage.Join(cp.dbURI, crawldb.CurrentName))
@@ -279,6 +327,7 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	c.setInt(confTopN, o.TopN)
 	c.setInt(confMaxPerHost, int64(o.MaxPerHost))
 	c.set(confCountMode, o.CountMode)
+	c.set(confPartMode, o.PartitionMode)
 	c.setTime(confNow, o.Now)
 	c.setTime(confGenTime, genTime)
 	c.setDuration(confDelay, o.Delay)
@@ -306,15 +355,15 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	res.OverTopN = g(ctrOverTopN)
 	selected, hosts := g(ctrSelected), g(ctrHosts)
 
-	if selected > 0 && o.TopN > 0 {
+	if selected > 0 && selectOut != res.FetchList {
 		selectPath := path.Join(segPath, selectDir)
-		if selected <= o.TopN && reduces == o.NumFetchers {
+		if part.direct() && selected <= o.TopN && reduces == o.NumFetchers {
 			if err := cp.fs.Rename(selectPath, path.Join(segPath, segment.DirGenerate)); err != nil {
 				return nil, fmt.Errorf("generate: publish the fetch list: %w", err)
 			}
 		} else {
 			cut := cutoff{key: math.MaxUint32, all: true} // everything
-			if selected > o.TopN {
+			if o.TopN > 0 && selected > o.TopN {
 				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), o.TopN); err != nil {
 					return nil, fmt.Errorf("generate: topN: %w", err)
 				}
@@ -324,11 +373,27 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 			c2.set(confOut, res.FetchList)
 			c2.setInt(confNumReduce, int64(o.NumFetchers))
 			c2.set(confCountMode, o.CountMode)
+			c2.set(confPartMode, o.PartitionMode)
 			c2.setInt(confCutKey, int64(cut.key))
 			c2.set(confCutURL, cut.url)
 			c2.setBool(confCutAll, cut.all)
 			c2.setTime(confNow, o.Now)
 			c2.setSchedule(o.Schedule)
+			var rows int64
+			if o.PartitionMode == PartitionIP {
+				// Each task reads a whole part and learns its row count
+				// from the part's first URL (see ipPartitioner).
+				var parts map[string]int64
+				parts, rows, err = fetchListParts(cp.fs, selectPath, selectOut)
+				if err != nil {
+					return nil, fmt.Errorf("generate: %w", err)
+				}
+				c2.setJSON(confPartParts, parts)
+				c2.setJSON(confPartResolver, o.resolverConfig())
+			}
+			if c2.err != nil {
+				return nil, fmt.Errorf("generate: %w", c2.err)
+			}
 			job2, err := newGenerateTopNJob(c2.m)
 			if err != nil {
 				return nil, fmt.Errorf("generate: %w", err)
@@ -338,7 +403,12 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 				return nil, fmt.Errorf("generate: %w", err)
 			}
 			res.Counters.Merge(jr2.Counters)
+			if got := res.Counters.Get(jobGenerateTopN, ctrPartRows); o.PartitionMode == PartitionIP && got != rows {
+				return nil, fmt.Errorf("generate: the IP partitioning read %d of the %d candidates in %s (did they change during the job?)",
+					got, rows, selectOut)
+			}
 			res.OverTopN += res.Counters.Get(jobGenerateTopN, ctrOverTopN)
+			res.Unresolved = res.Counters.Get(jobGenerateTopN, ctrPartUnresolved)
 			selected = res.Counters.Get(jobGenerateTopN, ctrSelected)
 			hosts = res.Counters.Get(jobGenerateTopN, ctrHosts)
 		}
@@ -357,8 +427,20 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	done = true
 	log.Info("generate done", "segment", segURI, "selected", selected, "due", res.Due,
 		"held_by_pending", res.Pending, "over_max_per_host", res.OverHostLimit, "over_topn", res.OverTopN,
-		"parts", o.NumFetchers, "duration", res.Duration.Round(time.Millisecond))
+		"parts", o.NumFetchers, "partition_mode", o.PartitionMode, "unresolved_hosts", res.Unresolved,
+		"duration", res.Duration.Round(time.Millisecond))
 	return res, nil
+}
+
+// resolverConfig returns the resolver configuration of the IP
+// partitioning: DNS with DNSServers, if given, as its servers.
+func (o *GenerateOptions) resolverConfig() resolver.Config {
+	c := o.DNS
+	if len(o.DNSServers) > 0 {
+		c.Servers = o.DNSServers
+	}
+	c.Now, c.Log = nil, nil
+	return c
 }
 
 // segmentNameLayout is the time layout of segment names (Nutch's
@@ -524,7 +606,10 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	parts := int(c.integer(confNumReduce))
 	topN := c.integer(confTopN)
 	maxPerHost := c.integer(confMaxPerHost)
-	byDomain := c.str(confCountMode) == CountDomain
+	part, err := confPartitioning(c)
+	if err != nil {
+		return nil, fmt.Errorf("generate-select job: %w", err)
+	}
 	now := c.time(confNow)
 	genTime := c.time(confGenTime)
 	delay := c.duration(confDelay)
@@ -582,24 +667,24 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 				t.Count(ctrOverInterval, 1)
 				return nil
 			}
-			host := countKey(d.URL, d.Host, byDomain)
-			if host == "" || strings.IndexByte(host, 0) >= 0 {
+			group, ok := part.selectGroup(d.URL, d.Host)
+			if !ok {
 				t.Count(ctrBadGenURL, 1)
 				return nil
 			}
 			t.Count(ctrDue, 1)
-			emit(candidateKey(host, rankOf(ranker, &d, now), d.URL), d)
+			emit(candidateKey(group, rankOf(ranker, &d, now), d.URL), d)
 			return nil
 		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 	}
 	for _, p := range pending {
 		inputs = append(inputs, mapreduce.From(p, func(t *mapreduce.Task, r urlHost, emit mapreduce.Emit[crawldb.Datum]) error {
-			host := countKey(r.URL, r.Host, byDomain)
-			if host == "" || strings.IndexByte(host, 0) >= 0 || strings.IndexByte(r.URL, 0) >= 0 {
+			group, ok := part.selectGroup(r.URL, r.Host)
+			if !ok || strings.IndexByte(r.URL, 0) >= 0 {
 				return nil
 			}
 			t.Count(ctrPendingURLs, 1)
-			emit(pendingKey(host, r.URL), crawldb.Datum{})
+			emit(pendingKey(group, r.URL), crawldb.Datum{})
 			return nil
 		}, mapreduce.RequireSuccess()))
 	}
@@ -669,7 +754,7 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 		Conf:      m,
 		Inputs:    inputs,
 		Reduce:    reduce,
-		Partition: selectPartitioner(mapreduce.HashPartitioner),
+		Partition: tokenPartitioner(),
 		NumReduce: parts,
 		Outputs:   outputs,
 	}, nil
@@ -839,38 +924,69 @@ func topNCut(fsys storage.FS, ranksDir string, n int64) (cutoff, error) {
 }
 
 // newGenerateTopNJob builds generate's second job: it keeps the selected
-// candidates within the topN cut-off and partitions them by host into the
-// fetch list, each host's URLs together and best first.
+// candidates within the topN cut-off and partitions them into the fetch
+// list by the partition mode (looking the hosts up, by IP), each host's
+// URLs together and best first.
 func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, crawldb.Datum], error) {
 	c := &conf{m: m}
 	in, out := c.str(confIn), c.str(confOut)
 	parts := int(c.integer(confNumReduce))
-	byDomain := c.str(confCountMode) == CountDomain
 	cut := cutoff{key: uint32(c.integer(confCutKey)), url: c.str(confCutURL), all: c.boolean(confCutAll)}
 	now := c.time(confNow)
 	sched, _ := c.schedule()
 	ranker, _ := sched.(crawldb.Ranker)
+	part, err := confPartitioning(c)
+	if err != nil {
+		return nil, fmt.Errorf("generate-topn job: %w", err)
+	}
+	var ipc ipPartConfig
+	if part.mode == PartitionIP {
+		c.json(confPartParts, &ipc.parts)
+		c.json(confPartResolver, &ipc.dns)
+	}
 	if c.err != nil {
 		return nil, c.err
 	}
 	if in == "" || out == "" {
 		return nil, errors.New("generate-topn job: conf lacks the input or the output")
 	}
+	if part.mode == PartitionIP {
+		if len(ipc.parts) == 0 {
+			return nil, errors.New("generate-topn job: conf lacks the parts of the IP partitioning")
+		}
+		if err := ipc.dns.Validate(); err != nil {
+			return nil, fmt.Errorf("generate-topn job: DNS settings: %w", err)
+		}
+	}
+	// keep reports whether a candidate is within the cut-off, and its rank.
+	keep := func(t *mapreduce.Task, d *crawldb.Datum) (float32, bool) {
+		rank := rankOf(ranker, d, now)
+		if !cut.in(scoreKey(rank), d.URL) {
+			t.Count(ctrOverTopN, 1)
+			return 0, false
+		}
+		return rank, true
+	}
+	var input mapreduce.Input[crawldb.Datum]
+	if part.mode == PartitionIP {
+		input = mapreduce.From(in, ipPartitioner(part, ipc, keep),
+			mapreduce.WholeFiles(), mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
+	} else {
+		input = mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
+			rank, ok := keep(t, &d)
+			if !ok {
+				return nil
+			}
+			group := part.nameGroup(countKey(d.URL, d.Host, part.countDomain), countKey(d.URL, d.Host, false))
+			emit(candidateKey(group, rank, d.URL), d)
+			return nil
+		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
+	}
 	var states sync.Map // *mapreduce.Task -> *string (the current host)
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
-		Name: jobGenerateTopN,
-		Conf: m,
-		Inputs: []mapreduce.Input[crawldb.Datum]{
-			mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
-				rank := rankOf(ranker, &d, now)
-				if !cut.in(scoreKey(rank), d.URL) {
-					t.Count(ctrOverTopN, 1)
-					return nil
-				}
-				emit(candidateKey(countKey(d.URL, d.Host, byDomain), rank, d.URL), d)
-				return nil
-			}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
-		},
+		Name:   jobGenerateTopN,
+		Conf:   m,
+		Inputs: []mapreduce.Input[crawldb.Datum]{input},
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
 			host, _, _, _, err := parseSelectKey(key)
 			if err != nil {
@@ -887,7 +1003,7 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 			}
 			return nil
 		},
-		Partition: selectPartitioner(mapreduce.HashPartitioner),
+		Partition: tokenPartitioner(),
 		NumReduce: parts,
 		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
 	}, nil

@@ -1,0 +1,314 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/resolver"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// Partition modes of GenerateOptions.PartitionMode (generate.partitionMode,
+// Nutch's partition.url.mode byHost, byDomain and byIP).
+const (
+	PartitionHost   = "host"
+	PartitionDomain = "domain"
+	PartitionIP     = "ip"
+)
+
+// Counter names of the fetch-list partitioning by IP (group
+// generate-topn).
+const (
+	// ctrPartResolved and ctrPartUnresolved count the distinct hosts of
+	// the fetch list whose address was found, and those partitioned by
+	// their name instead.
+	ctrPartResolved   = "partition_resolved"
+	ctrPartUnresolved = "partition_unresolved"
+	// ctrPartRows counts the candidates the IP partitioning read, for the
+	// driver's check that every task read its whole part.
+	ctrPartRows = "partition_rows"
+)
+
+// Conf keys of the partitioning.
+const (
+	confPartMode     = "generate.partitionMode"
+	confPartParts    = "generate.partitionParts"
+	confPartResolver = "generate.resolver"
+)
+
+// tokenSep separates a group's partition token (a domain or an IP address)
+// from its host in a selection key. Neither a host nor an address holds
+// it, and it sorts after the key's 0 terminator, so a group that is a
+// prefix of another still sorts before all of the other's keys.
+const tokenSep = '\x01'
+
+// The window of the IP partitioning: candidates wait in it, in input
+// order, while the addresses of their hosts are prefetched; the oldest is
+// keyed (its host looked up, usually answered by then) when more than
+// ipWindowHosts hosts or ipWindowRows candidates wait.
+const (
+	ipWindowHosts = 512
+	ipWindowRows  = 8192
+)
+
+// partitioning is how a fetch list is partitioned, as both generate jobs
+// see it: part = FNV-1a(token) mod parts, the token being the host, its
+// registered domain or its first IP address (by mode). The count key
+// (host, or domain with countDomain) is what MaxPerHost counts.
+type partitioning struct {
+	mode        string
+	countDomain bool
+}
+
+// validPartitionMode checks a partition mode.
+func validPartitionMode(mode string) error {
+	switch mode {
+	case PartitionHost, PartitionDomain, PartitionIP:
+		return nil
+	}
+	return fmt.Errorf("partition mode %q is not %q, %q or %q", mode, PartitionHost, PartitionDomain, PartitionIP)
+}
+
+// confPartitioning reads the partitioning of a generate job's Conf (the
+// partition mode defaults to host).
+func confPartitioning(c *conf) (partitioning, error) {
+	mode := c.str(confPartMode)
+	if mode == "" {
+		mode = PartitionHost
+	}
+	if err := validPartitionMode(mode); err != nil {
+		return partitioning{}, err
+	}
+	return partitioning{mode: mode, countDomain: c.str(confCountMode) == CountDomain}, nil
+}
+
+// same reports whether the partition token is the count key itself (host
+// and host, or domain and domain): the groups of the fetch list are then
+// the count keys, as before partition modes existed.
+func (p partitioning) same() bool {
+	return (p.mode == PartitionHost && !p.countDomain) || (p.mode == PartitionDomain && p.countDomain)
+}
+
+// direct reports whether a URL's part is a function of its count key, so
+// that the selection job, partitioned by it, can write the fetch list
+// itself. Otherwise (by IP; by host with a domain count) the selection is
+// partitioned by count key and generate-topn partitions the fetch list.
+func (p partitioning) direct() bool {
+	return p.same() || (p.mode == PartitionDomain && !p.countDomain)
+}
+
+// group is the group part of a candidate's key: the count key when it is
+// the partition token, else the host, prefixed by the token and tokenSep
+// when they differ (a domain's or an address's hosts sort together, each
+// host's candidates together). The key's partitioner hashes the token.
+func (p partitioning) group(countKey, host, token string) string {
+	if p.same() {
+		return countKey
+	}
+	if token == host {
+		return host
+	}
+	return token + string(tokenSep) + host
+}
+
+// selectGroup is the group of a candidate in generate-select's key (see
+// group): the count key, unless the select job writes the fetch list and
+// its token is another (the domain, with a host count). ok is false for a
+// URL without a usable host.
+func (p partitioning) selectGroup(url, host string) (string, bool) {
+	ck := countKey(url, host, p.countDomain)
+	if ck == "" || strings.ContainsAny(ck, "\x00\x01") {
+		return "", false
+	}
+	if !p.direct() {
+		return ck, true
+	}
+	return p.nameGroup(ck, ck), true
+}
+
+// nameGroup is the group of a candidate whose count key is ck and host
+// host, in the modes whose token needs no lookup.
+func (p partitioning) nameGroup(ck, host string) string {
+	if p.same() {
+		return ck
+	}
+	return p.group(ck, host, p.nameToken(host))
+}
+
+// nameToken is the partition token of host in the modes that need no
+// lookup: the host, or its registered domain.
+func (p partitioning) nameToken(host string) string {
+	if p.mode == PartitionDomain {
+		return urlutil.DomainOfHost(host)
+	}
+	return host
+}
+
+// tokenPartitioner partitions selection keys by their group's token:
+// FNV-1a of the group up to tokenSep (mapreduce.HashPartitioner).
+func tokenPartitioner() mapreduce.Partitioner {
+	return selectPartitioner(func(group string, n int) int {
+		if i := strings.IndexByte(group, tokenSep); i >= 0 {
+			group = group[:i]
+		}
+		return mapreduce.HashPartitioner(group, n)
+	})
+}
+
+// firstAddr is the partition token of a host's addresses: the lowest
+// (IPv4 before IPv6), so that every lookup order gives the same one.
+func firstAddr(addrs []netip.Addr) string {
+	return slices.MinFunc(addrs, func(a, b netip.Addr) int { return a.Compare(b) }).String()
+}
+
+// ipPartConfig is what the IP partitioning of generate-topn reads from its
+// Conf: the rows of each input part (by its first URL) and the resolver.
+type ipPartConfig struct {
+	parts map[string]int64
+	dns   resolver.Config
+}
+
+// queuedRow is a candidate waiting for its host's address.
+type queuedRow struct {
+	d        crawldb.Datum
+	countKey string
+	host     string
+	rank     float32
+}
+
+// ipPartTask is one map task of the IP partitioning: it reads one whole
+// part of the selection (WholeFiles) and knows from its first URL how many
+// rows that is, so that it can key the last waiting candidates and close
+// its resolver after the last row (the engine has no end-of-input hook).
+type ipPartTask struct {
+	first      string
+	want, seen int64
+	dns        *resolver.Resolver
+	stop       func() bool
+	// tokens holds each host's token once looked up; "" while prefetched.
+	tokens map[string]string
+	queue  []queuedRow
+	head   int
+	// runs counts the runs of one host in the queue.
+	runs int
+}
+
+// ipPartitioner returns generate-topn's map function for the IP
+// partitioning: keep(d) reports whether a candidate is within the topN
+// cut-off (others are counted and dropped), and the kept ones are keyed by
+// p.group with their host's first address as the token.
+func ipPartitioner(p partitioning, cfg ipPartConfig, keep func(t *mapreduce.Task, d *crawldb.Datum) (float32, bool)) mapreduce.MapFunc[crawldb.Datum, crawldb.Datum] {
+	var tasks sync.Map // *mapreduce.Task -> *ipPartTask
+	return func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
+		v, _ := tasks.Load(t)
+		st, _ := v.(*ipPartTask)
+		if st == nil {
+			want, ok := cfg.parts[d.URL]
+			if !ok {
+				return fmt.Errorf("generate: candidate %q does not start a part of the selection (did it change since the job started?)", d.URL)
+			}
+			rc := cfg.dns
+			rc.Log = t.Log
+			dns, err := resolver.New(rc)
+			if err != nil {
+				return fmt.Errorf("generate: partition by IP: %w", err)
+			}
+			st = &ipPartTask{first: d.URL, want: want, dns: dns, tokens: map[string]string{}}
+			// A failed or cancelled attempt closes its resolver too.
+			st.stop = context.AfterFunc(t.Ctx, func() {
+				dns.Close()
+				tasks.CompareAndDelete(t, st)
+			})
+			tasks.Store(t, st)
+		}
+		st.seen++
+		if st.seen > st.want {
+			return fmt.Errorf("generate: the part starting with %q has more than its %d rows (did it change since the job started?)", st.first, st.want)
+		}
+		if rank, ok := keep(t, &d); ok {
+			host := countKey(d.URL, d.Host, false)
+			if _, asked := st.tokens[host]; !asked {
+				st.tokens[host] = ""
+				st.dns.Prefetch(t.Ctx, []string{host})
+			}
+			if n := len(st.queue); n == st.head || st.queue[n-1].host != host {
+				st.runs++
+			}
+			st.queue = append(st.queue, queuedRow{d: d, countKey: countKey(d.URL, d.Host, p.countDomain), host: host, rank: rank})
+		}
+		for st.runs > ipWindowHosts || len(st.queue)-st.head > ipWindowRows {
+			if err := st.emitHead(t, p, emit); err != nil {
+				return err
+			}
+		}
+		if st.seen < st.want {
+			return nil
+		}
+		for len(st.queue) > st.head {
+			if err := st.emitHead(t, p, emit); err != nil {
+				return err
+			}
+		}
+		st.finish(t)
+		tasks.Delete(t)
+		return nil
+	}
+}
+
+// emitHead keys and emits the oldest waiting candidate, looking its host
+// up if it is the first of its host.
+func (st *ipPartTask) emitHead(t *mapreduce.Task, p partitioning, emit mapreduce.Emit[crawldb.Datum]) error {
+	r := &st.queue[st.head]
+	token := st.tokens[r.host]
+	if token == "" {
+		addrs, err := st.dns.LookupNetIP(t.Ctx, r.host)
+		switch {
+		case err == nil && len(addrs) > 0:
+			token = firstAddr(addrs)
+			t.Count(ctrPartResolved, 1)
+		case t.Ctx.Err() != nil || errors.Is(err, resolver.ErrClosed):
+			return fmt.Errorf("generate: partition by IP: %w", errors.Join(t.Ctx.Err(), err))
+		default:
+			// As Nutch's URLPartitioner: a host without an address is
+			// partitioned by its name.
+			token = r.host
+			t.Count(ctrPartUnresolved, 1)
+			t.Log.Debug("no address for a host: partitioned by its name", "host", r.host, "err", err)
+		}
+		st.tokens[r.host] = token
+	}
+	emit(candidateKey(p.group(r.countKey, r.host, token), r.rank, r.d.URL), r.d)
+	host := r.host
+	*r = queuedRow{}
+	st.head++
+	if st.head == len(st.queue) || st.queue[st.head].host != host {
+		st.runs--
+	}
+	if st.head == len(st.queue) {
+		st.queue, st.head = st.queue[:0], 0
+	} else if st.head >= 1024 && st.head*2 >= len(st.queue) {
+		n := copy(st.queue, st.queue[st.head:])
+		clear(st.queue[n:])
+		st.queue, st.head = st.queue[:n], 0
+	}
+	return nil
+}
+
+// finish closes the task's resolver and counts what it did.
+func (st *ipPartTask) finish(t *mapreduce.Task) {
+	st.stop()
+	stats := st.dns.Stats()
+	st.dns.Close()
+	t.Count(ctrPartRows, st.seen)
+	for name, n := range stats.Counters() {
+		t.Count("dns_"+name, n)
+	}
+	t.Log.Info("partitioned by IP", append([]any{"rows", st.seen, "hosts", len(st.tokens)}, stats.LogAttrs()...)...)
+}
