@@ -4,16 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/urlutil"
 )
@@ -422,4 +430,335 @@ func rowByURL(rows []crawldb.Datum, url string) crawldb.Datum {
 		}
 	}
 	panic("no row " + url)
+}
+
+// startMapDNS serves DNS over UDP on loopback: a name of addrs gets its A
+// records, in the order given, any other name NXDOMAIN. queries returns how
+// many queries each name got so far.
+func startMapDNS(t testing.TB, addrs map[string][]string) (addr string, queries func() map[string]int) {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	asked := map[string]int{}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
+		if len(req.Question) != 1 {
+			return
+		}
+		q := req.Question[0]
+		name := strings.TrimSuffix(strings.ToLower(q.Name), ".")
+		mu.Lock()
+		asked[name]++
+		mu.Unlock()
+		m := new(dns.Msg)
+		m.SetReply(req)
+		ips, ok := addrs[name]
+		if !ok {
+			m.Rcode = dns.RcodeNameError
+		}
+		if q.Qtype == dns.TypeA {
+			for _, ip := range ips {
+				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},
+					A: net.ParseIP(ip).To4()})
+			}
+		}
+		_ = w.WriteMsg(m)
+	})
+	srv := &dns.Server{PacketConn: pc, Handler: h}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String(), func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(asked)
+	}
+}
+
+// ipWeb is the DNS of the partition tests: three hosts (of two domains) on
+// one address, two on the lowest of two addresses that a third host has
+// alone, six hosts on addresses of their own; the IP literal hosts and the
+// hosts absent from it (NXDOMAIN) are in ipWebHosts.
+var ipWeb = map[string][]string{
+	"a1.alpha.com": {"10.1.0.1"},
+	"a2.alpha.com": {"10.1.0.1"},
+	"www.beta.org": {"10.1.0.1"},
+	"b1.gamma.net": {"10.2.0.9", "10.2.0.2"}, // lowest: 10.2.0.2
+	"b2.gamma.net": {"10.2.0.2", "10.2.0.9"},
+	"c1.delta.com": {"10.2.0.2"},
+	"e1.eps.com":   {"10.3.0.1"},
+	"e2.eps.com":   {"10.3.0.2"},
+	"e3.eps.com":   {"10.3.0.3"},
+	"e4.zeta.org":  {"10.3.0.4"},
+	"e5.zeta.org":  {"10.3.0.5"},
+	"e6.eta.net":   {"10.3.0.6"},
+}
+
+// ipWebHosts are the hosts of the partition tests' CrawlDB: ipWeb's, two
+// IP literals (one the address of the a hosts) and two that do not resolve.
+func ipWebHosts() []string {
+	hosts := slices.Sorted(maps.Keys(ipWeb))
+	return append(hosts, "10.1.0.1", "10.9.9.9", "nx1.omega.com", "nx2.omega.com")
+}
+
+// ipToken is the partition token a host of the partition tests should get
+// in mode.
+func ipToken(mode, host string) string {
+	switch mode {
+	case PartitionDomain:
+		return urlutil.DomainOfHost(host)
+	case PartitionIP:
+		if ips, ok := ipWeb[host]; ok {
+			return slices.Min(ips) // all in 10.x.0.y with one-digit y: string order is address order
+		}
+	}
+	return host // a host name, an IP literal, or a host that does not resolve
+}
+
+// partitionDB is the CrawlDB of the partition tests: 7 due URLs per host
+// of ipWebHosts, scores in a few ties.
+func partitionDB(now time.Time) []crawldb.Datum {
+	var rows []crawldb.Datum
+	for h, host := range ipWebHosts() {
+		for i := range 7 {
+			u := fmt.Sprintf("http://%s/p%d", host, i)
+			if host == "10.1.0.1" {
+				u = fmt.Sprintf("http://%s:8080/p%d", host, i)
+			}
+			rows = append(rows, mkDatum(u, float32((h*7+i)%6), now.Add(-time.Minute), crawldb.StatusDBUnfetched))
+		}
+	}
+	return rows
+}
+
+// checkPartitioned checks a fetch list's partitioning: each host's URLs
+// (each domain's when byDomain) in one part, together, best first, the
+// part being FNV-1a(token) mod parts (so hosts of one token share a part);
+// it returns the selected URLs.
+func checkPartitioned(t *testing.T, res *GenerateResult, mode string, parts int, byDomain bool) []string {
+	t.Helper()
+	var urls []string
+	partOf := map[string]string{}
+	for name, ds := range fetchList(t, res.Segment) {
+		prev := ""
+		for i, d := range ds {
+			urls = append(urls, d.URL)
+			host := urlutil.Host(d.URL)
+			unit := countKey(d.URL, "", byDomain)
+			if p, ok := partOf[unit]; ok && (p != name || unit != prev) {
+				t.Errorf("%s: %s in %s and %s, or not together", mode, unit, p, name)
+			}
+			partOf[unit] = name
+			if unit == prev && ds[i-1].Score < d.Score {
+				t.Errorf("%s: %s after a lower score of %s", mode, d.URL, unit)
+			}
+			prev = unit
+			tok := ipToken(mode, host)
+			if want := partName(mapreduce.HashPartitioner(tok, parts)); name != want {
+				t.Errorf("%s, %d parts: host %s (token %s) in %s, want %s", mode, parts, host, tok, name, want)
+			}
+		}
+	}
+	if res.Parts != parts {
+		t.Errorf("Parts = %d, want %d", res.Parts, parts)
+	}
+	return sorted(urls)
+}
+
+// TestGeneratePartitionModes generates with each partition mode, count
+// mode, topN and per-host limit, for several numbers of parts: the fetch
+// list is partitioned by the token of the mode (by IP: the lowest address
+// of the host, from a DNS server on loopback; the host's name if it has
+// none, counted), and the selection is the one of the host partitioning.
+// Each host of the fetch list is looked up once.
+func TestGeneratePartitionModes(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	writeDB(t, env, partitionDB(now), 3)
+	dnsAddr, queries := startMapDNS(t, ipWeb)
+	variants := []struct {
+		name string
+		o    GenerateOptions
+	}{
+		{"all", GenerateOptions{}},
+		{"topN 40, max 4 per host", GenerateOptions{TopN: 40, MaxPerHost: 4}},
+		{"max 5 per domain", GenerateOptions{MaxPerHost: 5, CountMode: CountDomain}},
+		{"topN 30, max 9 per domain, one select reducer", GenerateOptions{TopN: 30, MaxPerHost: 9, CountMode: CountDomain, SelectReducers: 1}},
+	}
+	gen := func(o GenerateOptions) *GenerateResult {
+		t.Helper()
+		o.Now = now
+		o.Schedule = ScheduleOptions{Name: "default"}
+		res, err := Generate(context.Background(), env, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Release the URLs for the next run: mark the segment merged.
+		writeFile(t, filepath.Join(res.Segment, UpdatedMarker), "{}\n")
+		return res
+	}
+	for _, v := range variants {
+		// The selection does not depend on the partitioning.
+		base := gen(v.o)
+		want := generated(t, base)
+		if len(want) == 0 {
+			t.Fatalf("%s: nothing selected", v.name)
+		}
+		for _, mode := range []string{PartitionHost, PartitionDomain, PartitionIP} {
+			fetchers := []int{3}
+			if mode == PartitionIP {
+				fetchers = []int{2, 3, 5}
+			}
+			for _, n := range fetchers {
+				o := v.o
+				o.PartitionMode, o.NumFetchers = mode, n
+				o.DNSServers = []string{dnsAddr}
+				before := queries()
+				res := gen(o)
+				name := fmt.Sprintf("%s, %s, %d parts", v.name, mode, n)
+				byDomain := v.o.CountMode == CountDomain && mode == PartitionDomain
+				if got := checkPartitioned(t, res, mode, n, byDomain); !reflect.DeepEqual(got, sorted(want)) {
+					t.Errorf("%s: selected %v\nwant %v", name, got, sorted(want))
+				}
+				if res.Selected != int64(len(want)) {
+					t.Errorf("%s: Selected %d, want %d", name, res.Selected, len(want))
+				}
+				// (With topN, which of over_max_per_host and over_topn
+				// counts a candidate depends on the reducers.)
+				if v.o.TopN == 0 && res.OverHostLimit != base.OverHostLimit {
+					t.Errorf("%s: %d over the host limit, want %d", name, res.OverHostLimit, base.OverHostLimit)
+				}
+				// Hosts: the fetch list's hosts, or domains when both
+				// modes are domain.
+				groups := map[string]bool{}
+				for _, u := range want {
+					groups[countKey(u, "", byDomain)] = true
+				}
+				if res.Hosts != int64(len(groups)) {
+					t.Errorf("%s: Hosts = %d, want %d", name, res.Hosts, len(groups))
+				}
+				after := queries()
+				var asked, unresolved int
+				hosts := map[string]bool{}
+				for _, u := range want {
+					hosts[urlutil.Host(u)] = true
+				}
+				for h := range hosts {
+					if _, err := netip.ParseAddr(h); err == nil {
+						continue // a literal: no query
+					}
+					asked++
+					if _, ok := ipWeb[h]; !ok {
+						unresolved++
+					}
+				}
+				if mode != PartitionIP {
+					if !maps.Equal(before, after) {
+						t.Errorf("%s: DNS queries without partitioning by IP", name)
+					}
+					continue
+				}
+				if res.Unresolved != int64(unresolved) || res.Counters.Get(JobGenerateTopN, ctrPartUnresolved) != int64(unresolved) {
+					t.Errorf("%s: Unresolved = %d, want %d", name, res.Unresolved, unresolved)
+				}
+				if got := res.Counters.Get(JobGenerateTopN, ctrPartResolved); got != int64(len(hosts)-unresolved) {
+					t.Errorf("%s: %d hosts resolved, want %d", name, got, len(hosts)-unresolved)
+				}
+				// Once per host: one A query each, unless one timed out.
+				total, retries := 0, res.Counters.Get(JobGenerateTopN, "dns_retries")
+				for h, n := range after {
+					n -= before[h]
+					total += n
+					if n > 0 && !hosts[h] {
+						t.Errorf("%s: %s looked up but not in the fetch list", name, h)
+					}
+				}
+				for h := range hosts {
+					if _, err := netip.ParseAddr(h); err != nil && after[h] == before[h] {
+						t.Errorf("%s: %s not looked up", name, h)
+					}
+				}
+				if total < asked || int64(total) > int64(asked)+retries {
+					t.Errorf("%s: %d DNS queries (%d retries) for %d hosts", name, total, retries, asked)
+				}
+			}
+		}
+	}
+}
+
+// TestGeneratePartitionByIPStreaming runs the IP partitioning with every
+// job rebuilt from its Conf as Streaming tasks: the fetch list is the
+// local runner's.
+func TestGeneratePartitionByIPStreaming(t *testing.T) {
+	now := genNow()
+	dnsAddr, _ := startMapDNS(t, ipWeb)
+	run := func(streaming bool, o GenerateOptions) map[string][]segment.Generate {
+		env := testEnv(t)
+		if streaming {
+			env.Execute = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+		}
+		writeDB(t, env, partitionDB(now), 2)
+		o.Now, o.Schedule = now, ScheduleOptions{Name: "default"}
+		o.PartitionMode, o.DNSServers = PartitionIP, []string{dnsAddr}
+		res, err := Generate(context.Background(), env, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPartitioned(t, res, PartitionIP, o.NumFetchers, false)
+		if res.Unresolved != 2 {
+			t.Errorf("streaming %v: Unresolved = %d, want 2", streaming, res.Unresolved)
+		}
+		l := fetchList(t, res.Segment)
+		for _, ds := range l {
+			for i := range ds {
+				ds[i].GenerateTime = time.Time{}
+			}
+		}
+		return l
+	}
+	for _, o := range []GenerateOptions{
+		{NumFetchers: 3},
+		{NumFetchers: 4, TopN: 60, MaxPerHost: 6, SelectReducers: 3},
+	} {
+		if local, streamed := run(false, o), run(true, o); !reflect.DeepEqual(local, streamed) {
+			t.Errorf("%+v: the streamed fetch list differs from the local one", o)
+		}
+	}
+}
+
+// TestGeneratePartitionOptionsChecked: a partition mode generate does not
+// know, and DNS settings the IP partitioning cannot use, are errors that
+// leave no segment.
+func TestGeneratePartitionOptionsChecked(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	writeDB(t, env, partitionDB(now), 1)
+	for _, tc := range []struct {
+		o    GenerateOptions
+		want string
+	}{
+		{GenerateOptions{PartitionMode: "byIP"}, `partition mode "byIP" is not "host", "domain" or "ip"`},
+		{GenerateOptions{PartitionMode: PartitionIP, DNSServers: []string{"dns.example.com:53"}}, "DNS settings"},
+		{GenerateOptions{PartitionMode: PartitionIP, DNSServers: []string{"127.0.0.1:53"}, DNS: resolver.Config{Timeout: -time.Second}}, "negative timeout"},
+	} {
+		tc.o.Now = now
+		_, err := Generate(context.Background(), env, tc.o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want one with %q", tc.o, err, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(env.Crawl, "segments")); len(entries) != 0 {
+		t.Errorf("a segment was left behind: %v", entries)
+	}
+	// The job checks its Conf too (a task rebuilds it).
+	if _, err := newGenerateTopNJob(map[string]string{confIn: "in", confOut: "out", confPartMode: "planet"}); err == nil {
+		t.Error("generate-topn built with partition mode planet")
+	}
+	if _, err := newGenerateTopNJob(map[string]string{confIn: "in", confOut: "out", confPartMode: PartitionIP}); err == nil {
+		t.Error("generate-topn built by IP without the parts")
+	}
 }
