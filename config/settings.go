@@ -135,12 +135,13 @@ const (
 	InjectScore            = "inject.score"
 	InjectMaxReportedLines = "inject.maxReportedLines"
 
-	GenerateTopN        = "generate.topN"
-	GenerateMaxPerHost  = "generate.maxPerHost"
-	GenerateCountMode   = "generate.countMode"
-	GenerateNumFetchers = "generate.numFetchers"
-	GenerateDelay       = "generate.delay"
-	GenerateFilter      = "generate.filter"
+	GenerateTopN          = "generate.topN"
+	GenerateMaxPerHost    = "generate.maxPerHost"
+	GenerateCountMode     = "generate.countMode"
+	GeneratePartitionMode = "generate.partitionMode"
+	GenerateNumFetchers   = "generate.numFetchers"
+	GenerateDelay         = "generate.delay"
+	GenerateFilter        = "generate.filter"
 
 	UpdateAdditions  = "updatedb.additions"
 	UpdateRetryMax   = "updatedb.retryMax"
@@ -306,7 +307,9 @@ func Settings() []Setting {
 		{Name: GenerateMaxPerHost, Kind: Int, Default: "-1",
 			Doc: "most URLs per host (or domain) in one fetch list; -1 or 0 means no limit (generate.max.count)"},
 		{Name: GenerateCountMode, Kind: String, Default: "host", Choices: []string{"host", "domain"},
-			Doc: "what generate.maxPerHost counts and fetch lists are partitioned by (generate.count.mode)"},
+			Doc: "what generate.maxPerHost counts (generate.count.mode)"},
+		{Name: GeneratePartitionMode, Kind: String, Default: "host", Choices: []string{"host", "domain", "ip"},
+			Doc: "what fetch lists are partitioned by: host, registered domain, or IP address (the hosts of one address in one fetch task, as fetcher.queueMode ip needs; hosts looked up as the fetcher does, with fetcher.dnsServers and fetcher.dns.*; a host without an address is partitioned by name) (partition.url.mode)"},
 		{Name: GenerateNumFetchers, Kind: Int, Default: "1",
 			Doc: "number of fetch-list parts, one per fetcher task"},
 		{Name: GenerateDelay, Kind: Duration, Default: "7d",
