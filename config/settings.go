@@ -309,7 +309,7 @@ func Settings() []Setting {
 		{Name: GenerateCountMode, Kind: String, Default: "host", Choices: []string{"host", "domain"},
 			Doc: "what generate.maxPerHost counts (generate.count.mode)"},
 		{Name: GeneratePartitionMode, Kind: String, Default: "host", Choices: []string{"host", "domain", "ip"},
-			Doc: "what fetch lists are partitioned by: host, registered domain, or IP address (the hosts of one address in one fetch task, as fetcher.queueMode ip needs; hosts looked up as the fetcher does, with fetcher.dnsServers and fetcher.dns.*; a host without an address is partitioned by name) (partition.url.mode)"},
+			Doc: "what fetch lists are partitioned by: host, registered domain, or IP address (the hosts of one address in one fetch task, for fetcher.queueMode ip; looked up with fetcher.dnsServers and fetcher.dns.*) (partition.url.mode)"},
 		{Name: GenerateNumFetchers, Kind: Int, Default: "1",
 			Doc: "number of fetch-list parts, one per fetcher task"},
 		{Name: GenerateDelay, Kind: Duration, Default: "7d",

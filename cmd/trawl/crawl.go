@@ -62,7 +62,7 @@ func crawlCommand(sio *stdio) *cli.Command {
 		&cli.Float64Flag{Name: "latency", Value: 1, Usage: "simweb: scale of the hosts' latency (`F`)", Category: "Synthetic web (--simweb):"},
 		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
 	}
-	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "num-fetchers", "schedule",
+	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
 		"no-additions", "purge-gone", "overwrite", "update")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
@@ -364,6 +364,7 @@ func (s *session) startSimweb(c *cli.Context, o *jobs.CrawlOptions) (*simweb.Ser
 	}
 	o.Fetch.AllowPrivate = true
 	o.Fetch.DNSServers = []string{srv.DNSAddr()}
+	o.Generate.DNSServers = o.Fetch.DNSServers // for --partition-mode ip
 	if !s.settingSet(config.FetcherServerDelay) {
 		o.Fetch.ServerDelay = demoServerDelay
 	}

@@ -33,6 +33,7 @@ func flagMappings() []flagMapping {
 		{flag: "topN", setting: config.GenerateTopN},
 		{flag: "max-per-host", setting: config.GenerateMaxPerHost},
 		{flag: "count-mode", setting: config.GenerateCountMode},
+		{flag: "partition-mode", setting: config.GeneratePartitionMode},
 		{flag: "num-fetchers", setting: config.GenerateNumFetchers},
 		{flag: "no-additions", setting: config.UpdateAdditions, constant: "false",
 			usage: "add no new URLs, neither fetched nor linked; update known ones only"},

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
 )
 
 func generateCommand(sio *stdio) *cli.Command {
@@ -15,9 +19,18 @@ score first (with the dynamic schedule, best score times the estimated
 probability that the page changed since its last fetch: schedule.dynamic.rank),
 at most --max-per-host per host (or domain, --count-mode) and at
 most --topN in all, and writes them to a new segment's crawl_generate,
-partitioned by host into --num-fetchers parts. Prints the segment's path on
-stdout. URLs in segments that updatedb has not merged yet (for up to
-generate.delay) are not selected again.
+partitioned into --num-fetchers parts, one per fetch task. Prints the
+segment's path on stdout. URLs in segments that updatedb has not merged yet
+(for up to generate.delay) are not selected again.
+
+--partition-mode (Nutch's partition.url.mode) is what the parts are made by:
+host (the default), registered domain, or ip: the hosts of one IP address go
+to one part, so that fetch --queue-mode ip, run as several fetch tasks, keeps
+its politeness per address. By ip, generate looks each host of the fetch
+list up once, with the fetcher's resolver and settings (--dns-server,
+fetcher.dns.*), and takes its lowest address; a host without an address is
+partitioned by its name (counted as partition_unresolved). --count-mode is
+separate: what --max-per-host counts, whatever the parts are made by.
 
 Exits with status 1, writing no segment, when nothing is due (as Nutch's
 generator does), so a script can end the round there.
@@ -29,13 +42,16 @@ Examples:
    trawl --crawl ./crawl generate
    trawl --crawl ./crawl generate --topN 1000 --max-per-host 50 --num-fetchers 4
    trawl generate --count-mode domain --max-per-host 100
+   trawl generate --num-fetchers 8 --partition-mode ip   # then: trawl fetch --queue-mode ip
    trawl generate --now +30d                   # what will be due in 30 days
    seg=$(trawl generate --topN 5000) || exit 0  # stop the round when nothing is due`,
 		Flags: []cli.Flag{
 			settingFlag("topN"),
 			settingFlag("max-per-host"),
 			settingFlag("count-mode"),
+			settingFlag("partition-mode"),
 			settingFlag("num-fetchers"),
+			settingFlag("dns-server"),
 			settingFlag("schedule"),
 			nowFlagDef("generate considers now (what is due then)"),
 			forceFlag(),
@@ -51,4 +67,33 @@ Examples:
 			return s.generate(c, now)
 		}),
 	}
+}
+
+// partitionOptions sets generate's partition mode from the settings and,
+// to partition by IP, its resolver from the fetcher's DNS settings (the
+// servers of fetcher.dnsServers, the fetcher.dns.* configuration).
+func (s *session) partitionOptions(o *jobs.GenerateOptions) error {
+	o.PartitionMode = s.cfg.String(config.GeneratePartitionMode)
+	if o.PartitionMode != jobs.PartitionIP {
+		return nil
+	}
+	o.DNSServers = s.cfg.List(config.FetcherDNSServers)
+	for _, d := range o.DNSServers {
+		if strings.ContainsAny(d, " /") {
+			return usageErrorf("%s: %q is not host:port or host", config.FetcherDNSServers, d)
+		}
+	}
+	dns, err := s.resolverConfig()
+	if err != nil {
+		return err
+	}
+	o.DNS = dns
+	check := dns
+	if len(o.DNSServers) > 0 {
+		check.Servers = o.DNSServers
+	}
+	if err := check.Validate(); err != nil {
+		return usageErrorf("%s %s: %w", config.GeneratePartitionMode, jobs.PartitionIP, err)
+	}
+	return nil
 }

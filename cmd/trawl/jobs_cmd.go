@@ -232,6 +232,9 @@ func (s *session) generateOptions() (jobs.GenerateOptions, error) {
 			return o, err
 		}
 	}
+	if err := s.partitionOptions(&o); err != nil {
+		return o, err
+	}
 	return o, nil
 }
 
