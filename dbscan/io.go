@@ -2,15 +2,19 @@ package dbscan
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -29,8 +33,14 @@ import (
 // surrounding spaces are ignored), used as given. It returns the points
 // and the header. An error names the input (name), the line and the
 // column; NaN and infinities are errors too.
+//
+// The rows are parsed in parallel, in chunks of whole lines, on
+// GOMAXPROCS goroutines; the points keep the rows' order. From the first
+// chunk holding a double quote on, the rest is read by encoding/csv on
+// one goroutine, which gives quoted fields their exact CSV meaning.
 func ReadCSV(r io.Reader, name string) (Points, []string, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	br := bufio.NewReaderSize(r, 1<<16)
+	cr := csv.NewReader(br) // reads from br itself: it is big enough
 	cr.ReuseRecord = true
 	cr.TrimLeadingSpace = true
 	header, err := cr.Read()
@@ -41,37 +51,246 @@ func ReadCSV(r io.Reader, name string) (Points, []string, error) {
 		return Points{}, nil, fmt.Errorf("dbscan: %s: %w", name, err)
 	}
 	header = append([]string(nil), header...)
+	last, _ := cr.FieldPos(len(header) - 1)
+	last += strings.Count(header[len(header)-1], "\n")
 	for i, h := range header {
 		header[i] = strings.TrimSpace(h)
 		if _, err := strconv.ParseFloat(header[i], 64); err == nil && header[i] != "" {
 			return Points{}, nil, fmt.Errorf("dbscan: %s:1: the first row should be a header, but column %d is the number %s", name, i+1, header[i])
 		}
 	}
-	pts := NewPoints(len(header), 1024)
-	row := make([]float64, len(header))
+	rr := &csvRows{name: name, header: header, workers: runtime.GOMAXPROCS(0), chunk: csvChunkSize}
+	pts, err := rr.read(br, last+1)
+	if err != nil {
+		return Points{}, nil, err
+	}
+	return pts, header, nil
+}
+
+// csvChunkSize is the size of the chunks of lines ReadCSV parses in
+// parallel.
+const csvChunkSize = 1 << 20
+
+// csvRows reads the rows of a CSV file after its header: in chunks of
+// about chunk bytes, on workers goroutines.
+type csvRows struct {
+	name    string
+	header  []string
+	workers int
+	chunk   int
+}
+
+// csvChunk is a chunk of whole lines: buf, whose first line is line
+// number line. A worker parses it into vals or err and then closes done.
+// A chunk with a double quote is not parsed (quoted): the rest of the
+// input, from its first line on, is rest.
+type csvChunk struct {
+	buf    []byte
+	line   int
+	vals   []float64
+	err    error
+	done   chan struct{}
+	quoted bool
+	rest   io.Reader
+}
+
+// read parses the rows of br, whose first line is line number line.
+func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
+	pts := NewPoints(len(rr.header), 1024)
+	var (
+		order = make(chan *csvChunk, 2*rr.workers+2) // chunks in input order
+		work  = make(chan *csvChunk, 2*rr.workers+2)
+		free  = make(chan []byte, 2*rr.workers+4) // buffers to reuse
+		quit  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(work)
+		defer close(order)
+		rr.split(br, line, order, work, free, quit)
+	}()
+	for range rr.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ch := range work {
+				select {
+				case <-quit:
+					ch.err = errors.New("stopped")
+				default:
+					ch.vals, ch.err = rr.parse(ch.buf, ch.line, ch.vals)
+				}
+				close(ch.done)
+			}
+		}()
+	}
+	stop := func() {
+		close(quit)
+		for range order {
+		}
+		wg.Wait()
+	}
+	for ch := range order {
+		<-ch.done
+		if ch.err != nil {
+			stop()
+			return Points{}, ch.err
+		}
+		if ch.quoted {
+			stop()
+			if err := rr.readQuoted(ch.rest, ch.line, &pts); err != nil {
+				return Points{}, err
+			}
+			return pts, nil
+		}
+		pts.Data = append(pts.Data, ch.vals...)
+		select {
+		case free <- ch.buf[:0]:
+		default:
+		}
+	}
+	wg.Wait()
+	return pts, nil
+}
+
+// split cuts br into chunks of whole lines, sending each to order and,
+// to be parsed, to work, until the input ends, a chunk holds a double
+// quote (then it sends that chunk as quoted and stops) or quit is closed.
+func (rr *csvRows) split(br *bufio.Reader, line int, order, work chan<- *csvChunk, free <-chan []byte, quit <-chan struct{}) {
+	var carry []byte
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		default:
+		}
+		if cap(buf) < rr.chunk+len(carry) {
+			buf = make([]byte, 0, rr.chunk+len(carry))
+		}
+		buf = append(buf[:0], carry...)
+		n, err := io.ReadFull(br, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		end := err == io.EOF || err == io.ErrUnexpectedEOF
+		ch := &csvChunk{line: line, done: make(chan struct{})}
+		if err != nil && !end {
+			ch.err = fmt.Errorf("dbscan: %s:%d: %w", rr.name, line, err)
+			close(ch.done)
+			select {
+			case order <- ch:
+			case <-quit:
+			}
+			return
+		}
+		cut := len(buf)
+		if !end {
+			cut = bytes.LastIndexByte(buf, '\n') + 1
+			if cut == 0 {
+				// A line longer than the buffer: read on.
+				carry = buf
+				continue
+			}
+		}
+		ch.buf = buf[:cut]
+		carry = append([]byte(nil), buf[cut:]...)
+		if bytes.IndexByte(buf, '"') >= 0 {
+			ch.quoted = true
+			ch.rest = io.MultiReader(bytes.NewReader(buf), br)
+			close(ch.done)
+			select {
+			case order <- ch:
+			case <-quit:
+			}
+			return
+		}
+		line += bytes.Count(ch.buf, []byte{'\n'})
+		select {
+		case order <- ch:
+		case <-quit:
+			return
+		}
+		select {
+		case work <- ch:
+		case <-quit:
+			return
+		}
+		if end {
+			return
+		}
+	}
+}
+
+// parse parses the lines of b, the first of which is line number line,
+// appending their values to vals, as encoding/csv would read them
+// (TrimLeadingSpace, every row as many fields as the header, empty lines
+// skipped, a trailing carriage return dropped) when b holds no double
+// quote.
+func (rr *csvRows) parse(b []byte, line int, vals []float64) ([]float64, error) {
+	vals = vals[:0]
+	dim := len(rr.header)
+	for ; len(b) > 0; line++ {
+		ln := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			ln, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if n := len(ln); n > 0 && ln[n-1] == '\r' {
+			ln = ln[:n-1]
+		}
+		if len(ln) == 0 {
+			continue
+		}
+		if bytes.Count(ln, []byte{','}) != dim-1 {
+			return vals, fmt.Errorf("dbscan: %s:%d: %w", rr.name, line, csv.ErrFieldCount)
+		}
+		for k := range dim {
+			f := ln
+			if i := bytes.IndexByte(ln, ','); i >= 0 {
+				f, ln = ln[:i], ln[i+1:]
+			}
+			v, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return vals, fmt.Errorf("dbscan: %s:%d: column %q: %q is not a finite number", rr.name, line, rr.header[k], bytes.TrimLeftFunc(f, unicode.IsSpace))
+			}
+			vals = append(vals, v)
+		}
+	}
+	return vals, nil
+}
+
+// readQuoted reads the rows of r, the first of which is on line number
+// line, with encoding/csv, appending them to pts.
+func (rr *csvRows) readQuoted(r io.Reader, line int, pts *Points) error {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	cr.FieldsPerRecord = len(rr.header)
+	off := line - 1
+	row := make([]float64, len(rr.header))
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: %w", name, pe.Line, pe.Err)
+				return fmt.Errorf("dbscan: %s:%d: %w", rr.name, off+pe.Line, pe.Err)
 			}
-			return Points{}, nil, fmt.Errorf("dbscan: %s: %w", name, err)
+			return fmt.Errorf("dbscan: %s: %w", rr.name, err)
 		}
 		for i, f := range rec {
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				line, _ := cr.FieldPos(i)
-				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: column %q: %q is not a finite number", name, line, header[i], f)
+				l, _ := cr.FieldPos(i)
+				return fmt.Errorf("dbscan: %s:%d: column %q: %q is not a finite number", rr.name, off+l, rr.header[i], f)
 			}
 			row[i] = v
 		}
 		pts.Data = append(pts.Data, row...)
 	}
-	return pts, header, nil
 }
 
 // ReadParquet reads points from a Parquet file: one point per row, from

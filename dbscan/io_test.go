@@ -1,11 +1,19 @@
 package dbscan
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -190,5 +198,160 @@ func TestOfflineFlow(t *testing.T) {
 	}
 	if _, err := LabelsOf(as[1:], pts.Len()); err == nil {
 		t.Fatal("a missing assignment should fail")
+	}
+}
+
+// readCSVSeq is ReadCSV as it was before it parsed in parallel: every
+// row through encoding/csv. TestReadCSVChunks holds the parallel reader
+// to its points and its errors.
+func readCSVSeq(r io.Reader, name string) (Points, []string, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err != nil {
+		return Points{}, nil, err
+	}
+	header = append([]string(nil), header...)
+	for i, h := range header {
+		header[i] = strings.TrimSpace(h)
+	}
+	pts := NewPoints(len(header), 16)
+	row := make([]float64, len(header))
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return pts, header, nil
+		}
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: %w", name, pe.Line, pe.Err)
+			}
+			return Points{}, nil, fmt.Errorf("dbscan: %s: %w", name, err)
+		}
+		for i, f := range rec {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				line, _ := cr.FieldPos(i)
+				return Points{}, nil, fmt.Errorf("dbscan: %s:%d: column %q: %q is not a finite number", name, line, header[i], f)
+			}
+			row[i] = v
+		}
+		pts.Data = append(pts.Data, row...)
+	}
+}
+
+// TestReadCSVChunks reads CSV inputs in chunks of many sizes on 1 to 4
+// goroutines and checks the points, or the error, against readCSVSeq:
+// long inputs, spaces, CRLF line ends, empty lines, no final newline,
+// bad values and field counts far into the input, quoted fields (which
+// switch to encoding/csv) and a header spanning lines.
+func TestReadCSVChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var rows strings.Builder
+	for i := range 3000 {
+		sep := []string{",", ", ", " ,", ",\t"}[i%4]
+		fmt.Fprintf(&rows, "%v%s%v%s %v", r.NormFloat64()*1e3, sep, r.Float64(), sep, float64(i))
+		switch i % 97 {
+		case 5:
+			rows.WriteString("\r\n")
+		case 11:
+			rows.WriteString("\n\n")
+		case 13:
+			rows.WriteString("\r\n\r\n")
+		default:
+			rows.WriteString("\n")
+		}
+	}
+	body := rows.String()
+	lines := strings.SplitAfter(body, "\n")
+	at := func(line int, s string) string { // s in place of line (1-based, after the header)
+		l := append([]string(nil), lines...)
+		l[line-1] = s
+		return strings.Join(l, "")
+	}
+	inputs := map[string]string{
+		"plain":        "a,b,c\n" + body,
+		"no final nl":  "a, b ,c\n" + strings.TrimSuffix(body, "\n"),
+		"crlf header":  "a,b,c\r\n" + body,
+		"bad value":    "a,b,c\n" + at(2500, "1,2,x\n"),
+		"nan":          "a,b,c\n" + at(1700, "1,NaN,3\n"),
+		"empty field":  "a,b,c\n" + at(2900, ",2,3\n"),
+		"few fields":   "a,b,c\n" + at(2000, "1,2\n"),
+		"many fields":  "a,b,c\n" + at(10, "1,2,3,4\n"),
+		"quoted":       "a,b,c\n" + at(1500, `"1", "2",3`+"\n"),
+		"quoted bad":   "a,b,c\n" + at(1500, `"1",2,3`+"\n") + "1,2,zz\n",
+		"quoted nl":    "a,b,c\n" + at(1500, "\"1\n\",2,3\n"),
+		"bare quote":   "a,b,c\n" + at(2100, `1,2"",3`+"\n"),
+		"header lines": "\"a\nx\",b,c\n" + at(2222, "1,2,3,4\n"),
+		"only header":  "a,b,c\n",
+		"empty lines":  "a,b,c\n\n\n\r\n",
+		"spaces line":  "a,b,c\n" + at(300, " \n"),
+		"one column":   "a\n1\n\n2\n 3 \n",
+	}
+	for name, in := range inputs {
+		want, wantHeader, wantErr := readCSVSeq(strings.NewReader(in), "in.csv")
+		for _, chunk := range []int{1, 7, 100, 4096, 1 << 20} {
+			for _, workers := range []int{1, 2, 4} {
+				br := bufio.NewReaderSize(strings.NewReader(in), 1<<16)
+				cr := csv.NewReader(br)
+				cr.TrimLeadingSpace = true
+				header, err := cr.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				last, _ := cr.FieldPos(len(header) - 1)
+				last += strings.Count(header[len(header)-1], "\n")
+				for i, h := range header {
+					header[i] = strings.TrimSpace(h)
+				}
+				rr := &csvRows{name: "in.csv", header: header, workers: workers, chunk: chunk}
+				got, err := rr.read(br, last+1)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Fatalf("%s, chunks of %d on %d: error %v, want %v", name, chunk, workers, err, wantErr)
+				}
+				if err == nil && (got.Dim != want.Dim || !slices.Equal(got.Data, want.Data)) {
+					t.Fatalf("%s, chunks of %d on %d: %d values, want %d", name, chunk, workers, len(got.Data), len(want.Data))
+				}
+			}
+		}
+		// And through ReadCSV itself.
+		got, header, err := ReadCSV(strings.NewReader(in), "in.csv")
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || (err == nil && (!slices.Equal(header, wantHeader) || !slices.Equal(got.Data, want.Data))) {
+			t.Fatalf("%s: ReadCSV: %v (header %v, %d values), want %v (%v, %d)", name, err, header, len(got.Data), wantErr, wantHeader, len(want.Data))
+		}
+		if name == "plain" && len(want.Data) != 9000 {
+			t.Fatalf("plain: %d values", len(want.Data))
+		}
+	}
+}
+
+// errReader fails after its data.
+type errReader struct {
+	data []byte
+	err  error
+}
+
+func (e *errReader) Read(p []byte) (int, error) {
+	if len(e.data) == 0 {
+		return 0, e.err
+	}
+	n := copy(p, e.data)
+	e.data = e.data[n:]
+	return n, nil
+}
+
+// TestReadCSVReadError checks that a failing reader is an error naming
+// the input, however far in.
+func TestReadCSVReadError(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a,b\n")
+	for i := range 200000 {
+		fmt.Fprintf(&b, "%d,%d\n", i, -i)
+	}
+	_, _, err := ReadCSV(&errReader{[]byte(b.String()), errors.New("disk on fire")}, "in.csv")
+	if err == nil || !strings.Contains(err.Error(), "in.csv:") || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("error %v", err)
 	}
 }

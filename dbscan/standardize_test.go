@@ -28,7 +28,7 @@ func twoPass(p Points, k int) (mean, std float64) {
 	return x0 + dm, math.Sqrt(std / float64(n))
 }
 
-func close(a, b, rel float64) bool {
+func approxEqual(a, b, rel float64) bool {
 	return math.Abs(a-b) <= rel*max(1, math.Abs(a), math.Abs(b))
 }
 
@@ -53,7 +53,7 @@ func TestMomentsMatchTwoPass(t *testing.T) {
 	std := m.Std()
 	for k := range 3 {
 		wm, ws := twoPass(p, k)
-		if !close(m.Mean[k], wm, 1e-12) || !close(std[k], ws, 1e-9) {
+		if !approxEqual(m.Mean[k], wm, 1e-12) || !approxEqual(std[k], ws, 1e-9) {
 			t.Errorf("dim %d: Welford mean %v std %v, two-pass %v %v", k, m.Mean[k], std[k], wm, ws)
 		}
 	}
@@ -99,7 +99,7 @@ func TestMomentsMerge(t *testing.T) {
 		}
 		gs, ws := got.Std(), whole.Std()
 		for k := range 3 {
-			if !close(got.Mean[k], whole.Mean[k], 1e-12) || !close(gs[k], ws[k], 1e-9) || got.Min[k] != whole.Min[k] || got.Max[k] != whole.Max[k] {
+			if !approxEqual(got.Mean[k], whole.Mean[k], 1e-12) || !approxEqual(gs[k], ws[k], 1e-9) || got.Min[k] != whole.Min[k] || got.Max[k] != whole.Max[k] {
 				t.Errorf("trial %d dim %d: merged %v/%v/%v/%v, whole %v/%v/%v/%v", trial, k, got.Mean[k], gs[k], got.Min[k], got.Max[k], whole.Mean[k], ws[k], whole.Min[k], whole.Max[k])
 			}
 		}
@@ -133,7 +133,7 @@ func TestScaler(t *testing.T) {
 		if k == 1 {
 			wantSD = 0
 		}
-		if !close(m, 0, 1e-12) || !close(sd, wantSD, 1e-12) {
+		if !approxEqual(m, 0, 1e-12) || !approxEqual(sd, wantSD, 1e-12) {
 			t.Errorf("dim %d after Apply: mean %v std %v", k, m, sd)
 		}
 	}
@@ -149,7 +149,7 @@ func TestFeatureVector(t *testing.T) {
 	v := FeatureVector(crawldb.Features{Words: 999, Outlinks: 0, Inlinks: 1, Images: -3, Depth: 4, Bytes: 1 << 20})
 	want := [NumFeatures]float64{math.Log(1000), 0, math.Log(2), 0, 4, math.Log1p(1 << 20)}
 	for k := range v {
-		if !close(v[k], want[k], 1e-15) {
+		if !approxEqual(v[k], want[k], 1e-15) {
 			t.Errorf("%s: %v, want %v", FeatureNames()[k], v[k], want[k])
 		}
 	}
