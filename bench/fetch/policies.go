@@ -35,6 +35,8 @@ type policyRun struct {
 	// crawl is the time from the first request to the last response.
 	crawl time.Duration
 	curve []curvePoint
+	// server is what the run's requests cost the servers.
+	server serverTime
 }
 
 func (r policyRun) label() string {
@@ -222,6 +224,7 @@ func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features
 			}
 			r := policyRun{policy: policy, keepAlive: keepAlive, delay: delay, wall: m.wall, rss: m.maxRSS, srv: countServed(entries)}
 			r.crawl, r.curve = qualityCurve(entries, pw.quality, pw.inList, pw.total)
+			r.server = serverTimeOf(entries)
 			log.Info("policy experiment: measured", "quality", q, "policy", r.label(), "pages", r.srv.ok,
 				"crawl", r.crawl.Round(time.Millisecond), "to_80pc", fmt.Sprintf("%.2f", r.timeTo(0.8)))
 			return r, nil
@@ -415,6 +418,52 @@ func printPolicies(out io.Writer, o options, q string, urls int, delay time.Dura
 	fmt.Fprintln(out, "pages: page requests answered 200 (simweb access log); crawl: first request to last response; pages/s over crawl time,")
 	fmt.Fprintln(out, "p/s 90%: until 90% of the pages were fetched (without the last hosts' tail); x 1st: over the first row's; conns: TCP connections;")
 	fmt.Fprintln(out, "to 80%: share of the crawl time until 80% of the fetch list's total quality was fetched; AUC: area under the quality-share curve over normalized time")
+	printBounds(out, o.conns, runs)
+}
+
+// printBounds prints what no schedule can beat, from the first run's
+// server-side request times: the shortest crawl of the same requests over
+// the same connections, and the most pages by a share of the first run's
+// crawl time, against each run's pages then.
+func printBounds(out io.Writer, conns int, runs []policyRun) {
+	first := runs[0]
+	st := first.server
+	if st.total <= 0 {
+		return
+	}
+	lb := st.makespanBound(conns)
+	fmt.Fprintf(out, "\nbounds from the first run's server-side request times (%.1f s in all): no schedule of these requests over %d connections, one per host,\n", st.total.Seconds(), conns)
+	fmt.Fprintf(out, "crawls in less than %.1f s (total/%d, longest host %.1f s), so none beats the first row's pages/s over the whole crawl by more than %.2fx;\n",
+		lb.Seconds(), conns, slices.MaxFunc(st.hosts, func(a, b hostTime) int { return cmpFloat(float64(a.busy), float64(b.busy)) }).busy.Seconds(),
+		first.crawl.Seconds()/lb.Seconds())
+	fmt.Fprintln(out, "pages by a share of the first run's crawl time, x the first run's, and the most any schedule knowing every host's speed in advance could have:")
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "| %-28s |", "time")
+	shares := []float64{0.1, 0.25, 0.5, 0.75}
+	for _, f := range shares {
+		fmt.Fprintf(out, " %3.0f%% (%5.1fs) |", 100*f, f*first.crawl.Seconds())
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "|------------------------------|")
+	for range shares {
+		fmt.Fprintf(out, "---------------|")
+	}
+	fmt.Fprintln(out)
+	for _, r := range runs {
+		fmt.Fprintf(out, "| %-28s |", r.label())
+		for _, f := range shares {
+			t := time.Duration(f * float64(first.crawl))
+			fmt.Fprintf(out, " %5d (%4.2fx) |", r.pagesAt(t), float64(r.pagesAt(t))/float64(max(1, first.pagesAt(t))))
+		}
+		fmt.Fprintln(out)
+	}
+	fmt.Fprintf(out, "| %-28s |", "bound (speeds known)")
+	for _, f := range shares {
+		t := time.Duration(f * float64(first.crawl))
+		b := st.pagesBound(conns, t)
+		fmt.Fprintf(out, " %5.0f (%4.2fx) |", b, b/float64(max(1, first.pagesAt(t))))
+	}
+	fmt.Fprintln(out)
 }
 
 // writeCurves writes the runs' curves as CSV (policy, seconds, pages,

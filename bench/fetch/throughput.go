@@ -35,6 +35,8 @@ type row struct {
 	// noRate: parse, whose pages are the segment's, not requests.
 	noRate bool
 	pages  int64
+	// server is what the contender's requests cost the servers.
+	server serverTime
 }
 
 func (r row) rate() float64 { return float64(r.pages) / r.wall.Seconds() }
@@ -123,6 +125,7 @@ func runThroughput(ctx context.Context, log *slog.Logger, o options, feat featur
 				return err
 			}
 			r.srv = countServed(entries)
+			r.server = serverTimeOf(entries)
 			if !r.noRate {
 				r.pages = r.srv.ok
 			}
@@ -241,6 +244,26 @@ func printThroughput(out io.Writer, o options, set urlSet, runs [][]row) {
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "pages: page requests simweb answered 200 (access log; robots.txt not counted), parse: parse_data rows; wall: process start to exit;")
 	fmt.Fprintln(out, "peak RSS: VmHWM (wget x64: the sum of the 64 processes' peaks); x raw: pages/s over raw's; trawl/peer: trawl fetch's (default policy) pages/s over the peer's")
+	for i, rows := range runs {
+		ri := slices.IndexFunc(rows, func(r row) bool { return r.name == "raw net/http" })
+		if ri < 0 || rows[ri].server.total <= 0 {
+			continue
+		}
+		raw := rows[ri]
+		lb := raw.server.makespanBound(o.conns)
+		best := float64(raw.pages) / lb.Seconds()
+		fmt.Fprintf(out, "run %d: bound from raw's server-side request times (%.1f s in all, longest host %.1f s): no client of these requests over %d connections, one per host, takes less than %.1f s, so none exceeds %.0f pages/s, that is at most",
+			i+1, raw.server.total.Seconds(), slices.MaxFunc(raw.server.hosts, func(a, b hostTime) int { return cmpFloat(float64(a.busy), float64(b.busy)) }).busy.Seconds(),
+			o.conns, lb.Seconds(), best)
+		sep := ""
+		for _, r := range rows {
+			if !r.trawl && !r.noRate && r.name != "raw net/http" && r.rate() > 0 {
+				fmt.Fprintf(out, "%s %.2fx %s", sep, best/r.rate(), r.name)
+				sep = ","
+			}
+		}
+		fmt.Fprintln(out)
+	}
 	for i, rows := range runs {
 		fmt.Fprintf(out, "run %d:\n", i+1)
 		for _, r := range rows {
