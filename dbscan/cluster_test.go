@@ -142,6 +142,37 @@ func TestClusterDuplicates(t *testing.T) {
 	}
 }
 
+// TestClusterManyEqual has a leaf of 150 equal points (more than a query
+// batch) that is not core by itself at the larger minPts, among points
+// near it and far from it, against the brute force.
+func TestClusterManyEqual(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	pts := NewPoints(2, 220)
+	for i := range 220 {
+		switch {
+		case i < 150:
+			pts.Append([]float64{0, 0})
+		case i < 200:
+			pts.Append([]float64{r.Float64() - 0.5, r.Float64() - 0.5})
+		default:
+			pts.Append([]float64{5 + r.Float64(), 5 + r.Float64()})
+		}
+	}
+	r.Shuffle(pts.Len(), func(i, j int) {
+		a, b := pts.At(i), pts.At(j)
+		a[0], a[1], b[0], b[1] = b[0], b[1], a[0], a[1]
+	})
+	nbrs := bruteNeighbours(pts, 0.4)
+	for _, mp := range []int{5, 100, 160, 175, 200} {
+		wantL, wantC := bruteDBSCAN(nbrs, mp)
+		res, err := Cluster(context.Background(), pts, Params{Eps: 0.4, MinPts: mp, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equalLabels(t, fmt.Sprintf("minPts %d", mp), res.Labels, wantL, res.Core, wantC)
+	}
+}
+
 func TestClusterErrors(t *testing.T) {
 	ctx := context.Background()
 	ok := NewPoints(2, 1)

@@ -64,10 +64,12 @@
 // Neighbourhoods are found a leaf at a time: a dual-tree descent finds,
 // for every leaf, the nodes wholly within Eps of all its points (counted
 // or linked as a whole) and the leaves that may hold neighbours; each point
-// then checks those leaves' boxes and scans the leaves that are neither too
-// far nor wholly within Eps. Pass 1 counts neighbours, nearest leaves
-// first, and stops at MinPts; non-core points keep their (fewer than
-// MinPts) neighbours, core points the MinPts that made them core. Pass 2
+// then checks those leaves' boxes (tested a candidate against groups of
+// the leaf's nearby points at once, without branches) and scans the leaves
+// that are neither too far nor wholly within Eps. Pass 1 counts
+// neighbours as the descent reaches each leaf and stops at MinPts;
+// non-core points keep their (fewer than MinPts) neighbours, core points
+// the MinPts that made them core. Pass 2
 // links core points within Eps of each other in a concurrent union-find:
 // first along those kept neighbours, which joins most of every cluster
 // without a distance; then over each pair of leaves once, skipping pairs of

@@ -204,54 +204,47 @@ func (t *kdTree) selectNth(lo, hi, nth, k int) {
 func (t *kdTree) boxDist(q []float64, i int, eps2 float64) (mx float64, far bool) {
 	b := t.box[len(q)*i:]
 	b = b[:len(q)]
+	// The gap in dimension k is s.lo - x when x < s.lo, x - s.hi when
+	// x > s.hi and 0 otherwise: the largest of the three, with no branch
+	// to mispredict. The sum of squares only grows, so testing it once at
+	// the end says what testing it after every dimension would.
 	var mn float64
 	for k, x := range q {
-		var g float64
-		if s := b[k]; x < s.lo {
-			g = s.lo - x
-		} else if x > s.hi {
-			g = x - s.hi
-		} else {
-			continue
-		}
+		s := b[k]
+		g := max(s.lo-x, x-s.hi, 0)
 		mn += float64(g * g)
-		if mn > eps2 {
-			return 0, true
-		}
 	}
+	if mn > eps2 {
+		return 0, true
+	}
+	return t.boxMax(q, i), false
+}
+
+// boxMax returns the largest squared distance from q to node i's box, a
+// bound in floating point (see boxDist).
+func (t *kdTree) boxMax(q []float64, i int) (mx float64) {
+	b := t.box[len(q)*i:]
+	b = b[:len(q)]
 	for k, x := range q {
 		s := b[k]
-		f := x - s.lo
-		if g := s.hi - x; g > f {
-			f = g
-		}
+		f := max(x-s.lo, s.hi-x)
 		mx += float64(f * f)
 	}
-	return mx, false
+	return mx
 }
 
 // boxBoxMin returns the smallest squared distance between a point of node
 // a's box and a point of node b's box, as a bound in floating point: for
-// every p in a and q in b, mn <= sqDist(p, q). It stops adding once the
-// sum passes eps2.
-func (t *kdTree) boxBoxMin(a, b int, eps2 float64) (mn float64) {
+// every p in a and q in b, mn <= sqDist(p, q).
+func (t *kdTree) boxBoxMin(a, b int) (mn float64) {
 	d := t.dim
 	ba := t.box[d*a:][:d]
 	bb := t.box[d*b:][:len(ba)]
 	for k, x := range ba {
 		y := bb[k]
-		var g float64
-		if y.lo > x.hi {
-			g = y.lo - x.hi
-		} else if x.lo > y.hi {
-			g = x.lo - y.hi
-		} else {
-			continue
-		}
+		// y.lo - x.hi when b is above a, x.lo - y.hi when below, else 0.
+		g := max(y.lo-x.hi, x.lo-y.hi, 0)
 		mn += float64(g * g)
-		if mn > eps2 {
-			return mn
-		}
 	}
 	return mn
 }
@@ -265,29 +258,48 @@ func (t *kdTree) boxBoxMax(a, b int) (mx float64) {
 	bb := t.box[d*b:][:len(ba)]
 	for k, x := range ba {
 		y := bb[k]
-		f := y.hi - x.lo
-		if g := x.hi - y.lo; g > f {
-			f = g
-		}
+		f := max(y.hi-x.lo, x.hi-y.lo)
 		mx += float64(f * f)
 	}
 	return mx
 }
 
-// gathered holds, for every leaf l, the nodes all of whose points are
+// gathered holds, for some leaves l, the nodes all of whose points are
 // within eps of every point of l (its full nodes) and the leaves that may
 // hold points within eps of some point of l (its candidates). Every point
 // within eps of a point of l is under exactly one of them. A leaf c is a
 // candidate of l exactly when the smallest squared distance of their boxes
 // is at most eps2 and the largest is more (a symmetric relation);
 // otherwise, when the boxes are within eps at all, c is under a full node.
-// Leaf k's full nodes and candidates are leaf k's full nodes and candidates are
-// arenas[w[k]][off[k]:][:nfull[k]+ncand[k]], full nodes first.
+// Leaf k's full nodes and candidates are
+// arenas[w[k]][off[k]:][:nfull[k]+ncand[k]], full nodes first; a leaf
+// never put has none.
 type gathered struct {
 	arenas       [][]int32
 	w            []int32
 	off          []int
 	nfull, ncand []int32
+}
+
+// newGathered returns an empty gathered for nleaves leaves filled by up to
+// workers goroutines.
+func newGathered(workers, nleaves int) *gathered {
+	return &gathered{
+		arenas: make([][]int32, workers),
+		w:      make([]int32, nleaves),
+		off:    make([]int, nleaves),
+		nfull:  make([]int32, nleaves),
+		ncand:  make([]int32, nleaves),
+	}
+}
+
+// put records leaf k's full nodes and candidates in worker w's arena.
+// Goroutines may put different leaves at once when each has its own w.
+func (g *gathered) put(w int, k int32, full, cand []int32) {
+	a := g.arenas[w]
+	g.w[k], g.off[k], g.nfull[k], g.ncand[k] = int32(w), len(a), int32(len(full)), int32(len(cand))
+	a = append(a, full...)
+	g.arenas[w] = append(a, cand...)
 }
 
 // of returns leaf k's full nodes and candidates.
@@ -296,30 +308,38 @@ func (g *gathered) of(k int) (full, cand []int32) {
 	return a[:g.nfull[k]], a[g.nfull[k] : g.nfull[k]+g.ncand[k]]
 }
 
-// gatherAll finds the full nodes and candidates of every leaf by a
-// dual-tree descent: the nodes that matter to a node's leaves are found
-// from those that matter to its parent, so the top of the tree is not
-// walked again for every leaf. leafNo maps a leaf node to its number.
+// gatherAll finds the full nodes and candidates of every leaf (see
+// walkLeaves). leafNo maps a leaf node to its number.
 func (t *kdTree) gatherAll(ctx context.Context, eps2 float64, workers int, leafNo []int32, nleaves int) (*gathered, error) {
-	g := &gathered{
-		arenas: make([][]int32, workers),
-		w:      make([]int32, nleaves),
-		off:    make([]int, nleaves),
-		nfull:  make([]int32, nleaves),
-		ncand:  make([]int32, nleaves),
+	g := newGathered(workers, nleaves)
+	err := t.walkLeaves(ctx, eps2, workers, func(w int, l int32, full, cand []int32) {
+		g.put(w, leafNo[l], full, cand)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return g, nil
+}
+
+// walkLeaves calls fn once for every leaf l with its full nodes and
+// candidates (see gathered), on up to workers goroutines; w is the calling
+// goroutine's number, below workers. The slices are valid during the call
+// only, and fn may reorder cand. It finds them by a dual-tree descent: the
+// nodes that matter to a node's leaves are found from those that matter to
+// its parent, so the top of the tree is not walked again for every leaf.
+func (t *kdTree) walkLeaves(ctx context.Context, eps2 float64, workers int, fn func(w int, l int32, full, cand []int32)) error {
 	if len(t.nodes) == 0 {
-		return g, nil
+		return nil
 	}
 	// Split the tree into subtrees for the workers: expand the top
-	// breadth-first until there are enough of them.
+	// breadth-first until there are enough of them to balance the load.
 	type task struct {
 		q          int32
 		full, list []int32
 	}
 	tasks := []task{{q: 0, list: []int32{0}}}
 	var scratch dualScratch
-	for len(tasks) < 16*workers {
+	for len(tasks) < 32*workers {
 		var next []task
 		grew := false
 		for _, tk := range tasks {
@@ -339,23 +359,15 @@ func (t *kdTree) gatherAll(ctx context.Context, eps2 float64, workers int, leafN
 			break
 		}
 	}
-	err := parallel(ctx, workers, len(tasks), 1, func(w, lo, hi int) {
+	return parallel(ctx, workers, len(tasks), 1, func(w, lo, hi int) {
 		var ds dualScratch
 		for _, tk := range tasks[lo:hi] {
 			ds.full = append(ds.full[:0], tk.full...)
-			t.dualWalk(tk.q, eps2, &ds, tk.list, 0, func(leaf int32, full, cand []int32) {
-				k := leafNo[leaf]
-				a := g.arenas[w]
-				g.w[k], g.off[k], g.nfull[k], g.ncand[k] = int32(w), len(a), int32(len(full)), int32(len(cand))
-				a = append(a, full...)
-				g.arenas[w] = append(a, cand...)
+			t.dualWalk(tk.q, eps2, &ds, tk.list, 0, func(l int32, full, cand []int32) {
+				fn(w, l, full, cand)
 			})
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
 }
 
 // dualScratch is a worker's buffers for dualWalk: the full nodes of the
@@ -378,7 +390,7 @@ func (t *kdTree) dualFilter(q int32, eps2 float64, ds *dualScratch, list, full, 
 	for len(stack) > 0 {
 		r := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if t.boxBoxMin(int(q), int(r), eps2) > eps2 {
+		if t.boxBoxMin(int(q), int(r)) > eps2 {
 			continue
 		}
 		if t.boxBoxMax(int(q), int(r)) <= eps2 {

@@ -14,7 +14,7 @@ func (t *kdTree) gather(l int, eps2 float64) (full, cand []int32) {
 	for len(stack) > 0 {
 		ni := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if t.boxBoxMin(l, int(ni), eps2) > eps2 {
+		if t.boxBoxMin(l, int(ni)) > eps2 {
 			continue
 		}
 		if t.boxBoxMax(l, int(ni)) <= eps2 {

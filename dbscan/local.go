@@ -44,11 +44,16 @@ const leafChunk = 8
 // finds the nodes wholly within eps of every point of l ("full") and the
 // leaves that may hold neighbours of some point of l ("candidates"); each
 // point of l then checks only the candidates, skipping those whose box is
-// farther than eps from it and taking whole those within eps of it.
+// farther than eps from it and taking whole those within eps of it. The
+// box tests of a leaf's points are made together (nearCands): each
+// candidate against groups of nearby points, then against the points of
+// the groups it is not too far from.
 //
-// Pass 1 counts the neighbours of owned points, nearest candidates first,
-// stopping at minPts; a non-core point has fewer than minPts neighbours,
-// which it keeps (core neighbours among them make it a border point).
+// Pass 1 counts the neighbours of owned points, leaf by leaf as the
+// traversal reaches each leaf, stopping at minPts; a non-core point has
+// fewer than minPts neighbours, which it keeps (core neighbours among them
+// make it a border point). Only the leaves with a core or halo point keep
+// their full nodes and candidates for pass 2.
 // Pass 2 visits every pair of core points (and of a core
 // point and a halo point) within eps: it links owned core points in a
 // union-find and records which halo points are within eps of which owned
@@ -90,10 +95,6 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	for k, l := range leaves {
 		leafNo[l] = int32(k)
 	}
-	g, err := t.gatherAll(ctx, eps2, workers, leafNo, len(leaves))
-	if err != nil {
-		return nil, err
-	}
 	type nbrList struct {
 		pos      int32
 		off, len int
@@ -101,46 +102,49 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	lists := make([][]nbrList, workers)     // non-core points'
 	coreLists := make([][]nbrList, workers) // core points' (some)
 	nbrs := make([][]int32, workers)
-	type nearLeaf struct {
-		d float64
-		c int32
-	}
-	// Pass 1: core status of owned points.
-	err = parallel(ctx, workers, len(leaves), leafChunk, func(w, lo, hi int) {
-		var near []nearLeaf
-		for k := lo; k < hi; k++ {
-			l := leaves[k]
-			nd := t.nodes[l]
-			if tight[l] && t.size(l) >= p.MinPts {
-				for pos := nd.start; pos < nd.end; pos++ {
-					core[pos] = owned(pos)
+	// Pass 1: core status of owned points, leaf by leaf as the dual-tree
+	// walk finds each leaf's full nodes and candidates. Pass 2 needs them
+	// again for the leaves with a core or halo point only: g keeps those.
+	g := newGathered(workers, len(leaves))
+	lqs := make([]leafQuery, workers)
+	err = t.walkLeaves(ctx, eps2, workers, func(w int, l int32, full, cands []int32) {
+		nd := t.nodes[l]
+		defer func() {
+			for pos := nd.start; pos < nd.end; pos++ {
+				if core[pos] || !owned(pos) {
+					g.put(w, leafNo[l], full, cands)
+					return
 				}
+			}
+		}()
+		if tight[l] && t.size(l) >= p.MinPts {
+			for pos := nd.start; pos < nd.end; pos++ {
+				core[pos] = owned(pos)
+			}
+			return
+		}
+		base := 0
+		for _, f := range full {
+			base += t.size(f)
+		}
+		lq := &lqs[w]
+		lq.all = lq.all[:0]
+		for pos := nd.start; pos < nd.end; pos++ {
+			if !owned(pos) {
 				continue
 			}
-			full, cands := g.of(k)
-			base := 0
-			for _, f := range full {
-				base += t.size(f)
+			if base >= p.MinPts {
+				core[pos] = true
+				continue
 			}
-			if base < p.MinPts && p.MinPts > 1 {
-				// Nearest candidates first: counting stops sooner.
-				near = near[:0]
-				for _, c := range cands {
-					near = append(near, nearLeaf{t.boxBoxMin(int(l), int(c), math.Inf(1)), c})
-				}
-				slices.SortFunc(near, func(a, b nearLeaf) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.c, b.c)) })
-				for i, c := range near {
-					cands[i] = c.c
-				}
-			}
-			for pos := nd.start; pos < nd.end; pos++ {
-				if !owned(pos) {
-					continue
-				}
-				if base >= p.MinPts {
-					core[pos] = true
-					continue
-				}
+			lq.all = append(lq.all, pos)
+		}
+		// A leaf of many equal points can have many points to query:
+		// at most queryBatch at once bound the buffers.
+		for b := 0; b < len(lq.all); b += queryBatch {
+			lq.pos = lq.all[b:min(b+queryBatch, len(lq.all))]
+			t.nearCands(lq, cands, eps2)
+			for i, pos := range lq.pos {
 				nb := nbrs[w]
 				start := len(nb)
 				for _, f := range full {
@@ -148,7 +152,7 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 						nb = append(nb, q)
 					}
 				}
-				nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, cands, nb, start)
+				nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, cands, lq.nearOf(i), nb, start)
 				nbrs[w] = nb
 				l := nbrList{pos: pos, off: start, len: len(nb) - start}
 				if ok {
@@ -491,22 +495,137 @@ func (lk *linker) connect(i int32) {
 	lk.linked[i].Store(true)
 }
 
-// collectCand appends to out the positions of the points of the candidate
-// leaves within eps of q, until out holds limit points from start on; it
-// reports whether it got there (then out holds an arbitrary subset).
-func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand []int32, out []int32, start int) ([]int32, bool) {
+// queryBatch is the most points of a leaf nearCands takes at once.
+const queryBatch = 64
+
+// leafQuery is a worker's buffers for the queries of one leaf's points.
+type leafQuery struct {
+	// all holds the tree positions of the leaf's points to query, pos
+	// those of the batch nearCands works on.
+	all, pos []int32
+	// nc is the number of candidates; point i's candidates whose box is
+	// within eps of it are cand[near[i*nc+j]] for j < cnt[i].
+	nc   int
+	cnt  []int32
+	near []int32
+	// Groups of nearby points: group g is pos[gEnd[g-1]:gEnd[g]] (from 0
+	// for g = 0), its box gBox[g*dim:][:dim].
+	gEnd []int
+	gBox []span
+}
+
+// queryGroup is the most points nearCands tests as a group.
+const queryGroup = 4
+
+// nearOf returns the indexes of the candidates within eps of point i.
+func (lq *leafQuery) nearOf(i int) []int32 {
+	return lq.near[i*lq.nc:][:lq.cnt[i]]
+}
+
+// group splits pos[lo:hi] into groups of at most queryGroup points, at the
+// median of the widest dimension of their box, appending the groups.
+func (t *kdTree) group(lq *leafQuery, lo, hi int) {
+	d := t.dim
+	at := len(lq.gBox)
+	lq.gBox = slices.Grow(lq.gBox, d)[:at+d]
+	box := lq.gBox[at:]
+	x := t.point(lq.pos[lo])
+	for k := range box {
+		box[k] = span{x[k], x[k]}
+	}
+	for _, pos := range lq.pos[lo+1 : hi] {
+		x := t.point(pos)
+		for k := range box {
+			box[k].lo = min(box[k].lo, x[k])
+			box[k].hi = max(box[k].hi, x[k])
+		}
+	}
+	if hi-lo <= queryGroup {
+		lq.gEnd = append(lq.gEnd, hi)
+		return
+	}
+	lq.gBox = lq.gBox[:at]
+	split, width := 0, -1.0
+	for k, s := range box {
+		if w := s.hi - s.lo; w > width {
+			split, width = k, w
+		}
+	}
+	ps := lq.pos[lo:hi]
+	slices.SortFunc(ps, func(a, b int32) int { return cmp.Compare(t.coord(int(a), split), t.coord(int(b), split)) })
+	mid := lo + (hi-lo)/2
+	t.group(lq, lo, mid)
+	t.group(lq, mid, hi)
+}
+
+// nearCands finds, for every point of lq.pos, the candidates whose box is
+// within eps of it. It groups nearby points and tests each candidate
+// against the groups' boxes first: a point of a group farther than eps from
+// the candidate is too. The tests of a group's points, independent of each
+// other and free of branches, overlap in the CPU.
+func (t *kdTree) nearCands(lq *leafQuery, cand []int32, eps2 float64) {
+	d, np, nc := t.dim, len(lq.pos), len(cand)
+	lq.gEnd, lq.gBox = lq.gEnd[:0], lq.gBox[:0]
+	t.group(lq, 0, np)
+	lq.nc = nc
+	lq.cnt = slices.Grow(lq.cnt[:0], np)[:np]
+	clear(lq.cnt)
+	lq.near = slices.Grow(lq.near[:0], np*nc)[:np*nc]
+	cnt := lq.cnt
+	for j, c := range cand {
+		b := t.box[int(c)*d:][:d]
+		lo := 0
+		for gi, hi := range lq.gEnd {
+			gb := lq.gBox[gi*d:][:len(b)]
+			var gmn float64
+			for k, s := range b {
+				g := max(s.lo-gb[k].hi, gb[k].lo-s.hi, 0)
+				gmn += float64(g * g)
+			}
+			if gmn > eps2 {
+				lo = hi
+				continue
+			}
+			for i := lo; i < hi; i++ {
+				x := t.pts[int(lq.pos[i])*d:][:len(b)]
+				// As boxDist: the gap in each dimension, summed in order.
+				var mn float64
+				for k, s := range b {
+					g := max(s.lo-x[k], x[k]-s.hi, 0)
+					mn += float64(g * g)
+				}
+				lq.near[i*nc+int(cnt[i])] = int32(j)
+				cnt[i] += b2i(mn <= eps2)
+			}
+			lo = hi
+		}
+	}
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// collectCand appends to out the positions of the points within eps of q
+// under the candidates cand[j] for j in near (the candidates whose box is
+// within eps of q), until out holds limit points from start on; it reports
+// whether it got there (then out holds an arbitrary subset of them).
+func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []int32, out []int32, start int) ([]int32, bool) {
 	d := t.dim
 	if len(out)-start >= limit {
 		return out, true
 	}
-	for _, c := range cand {
-		mx, far := t.boxDist(q, int(c), eps2)
-		if far {
-			continue
-		}
+	for _, j := range near {
+		c := cand[j]
 		nd := t.nodes[c]
-		if mx <= eps2 {
-			for pos := nd.start; pos < nd.end; pos++ {
+		if t.boxMax(q, int(c)) <= eps2 {
+			// All of c is within eps of q.
+			end := min(nd.end, nd.start+int32(limit-(len(out)-start)))
+			for pos := nd.start; pos < end; pos++ {
 				out = append(out, pos)
 			}
 		} else {
