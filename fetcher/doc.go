@@ -131,7 +131,7 @@
 // resolved when the run starts (all of them at once, through the
 // Resolver, as many at a time as there are connections) or, for a
 // redirect target, when it is queued; hosts that resolve to one address
-// (the first the dialer would use) share one server: one connection at a
+// (the lowest the dialer may use) share one server: one connection at a
 // time, one politeness delay, one exception count, one robots.txt
 // Crawl-delay (the longest of its hosts'). A host that does not resolve
 // is a server of its own, and fails as it would by host. The connection

@@ -55,8 +55,10 @@ func (r *run) resolveKeys(ctx context.Context, hosts []string) {
 }
 
 // resolveKey resolves host to its server key in QueueByIP mode: the
-// first address the dialer would use (public, unless private addresses
-// are allowed). A host that does not resolve, or resolves to refused
+// lowest of the addresses the dialer may use (public, unless private
+// addresses are allowed), so that the key does not depend on the order of
+// a DNS answer and agrees with generate's partition by IP (the lowest
+// address). A host that does not resolve, or resolves to refused
 // addresses only, is a server of its own, which fails as in QueueByHost
 // mode when it is dialed. The addresses are returned for the dialer's
 // cache (nil if none).
@@ -73,12 +75,16 @@ func (r *run) resolveKey(ctx context.Context, host string) (string, []netip.Addr
 	for i, a := range addrs {
 		addrs[i] = a.Unmap()
 	}
+	var key netip.Addr
 	for _, a := range addrs {
-		if r.o.AllowPrivate || !PrivateAddr(a) {
-			return a.String(), addrs
+		if (r.o.AllowPrivate || !PrivateAddr(a)) && (!key.IsValid() || a.Less(key)) {
+			key = a
 		}
 	}
-	return host, addrs
+	if !key.IsValid() {
+		return host, addrs
+	}
+	return key.String(), addrs
 }
 
 // sameServer reports whether u is on server s (for robots.txt redirects,
