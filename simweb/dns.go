@@ -75,6 +75,10 @@ func (l *dnsLog) entries() []DNSQuery {
 func (s *Server) DNSLog() []DNSQuery { return s.dnsLog.entries() }
 
 // startDNS binds UDP and TCP on the same port and serves DNS on both.
+// dnsReadBuffer is the receive buffer asked for the DNS server's UDP
+// socket.
+const dnsReadBuffer = 4 << 20
+
 func (s *Server) startDNS(addr string) error {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -84,6 +88,13 @@ func (s *Server) startDNS(addr string) error {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			return fmt.Errorf("simweb: dns listen udp %s: %w", addr, err)
+		}
+		if uc, ok := pc.(*net.UDPConn); ok {
+			// A crawler's resolver sends hundreds of queries at once;
+			// the default receive buffer (about 200 KiB, some 270
+			// queries) would drop the rest. Best effort: the kernel caps
+			// it at net.core.rmem_max.
+			_ = uc.SetReadBuffer(dnsReadBuffer)
 		}
 		port := pc.LocalAddr().(*net.UDPAddr).Port
 		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
