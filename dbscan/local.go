@@ -142,28 +142,36 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		// A leaf of many equal points can have many points to query:
 		// at most queryBatch at once bound the buffers.
 		for b := 0; b < len(lq.all); b += queryBatch {
-			lq.pos = lq.all[b:min(b+queryBatch, len(lq.all))]
-			t.nearCands(lq, cands, eps2)
-			for i, pos := range lq.pos {
-				nb := nbrs[w]
-				start := len(nb)
-				for _, f := range full {
-					for q := t.nodes[f].start; q < t.nodes[f].end; q++ {
-						nb = append(nb, q)
+			lq.start(t, lq.all[b:min(b+queryBatch, len(lq.all))], full)
+			// Candidates in chunks, growing: a point that reaches
+			// minPts neighbours is core and tests no more of them.
+			for c, step := 0, firstChunk; c < len(cands) && lq.live > 0; c, step = c+step, 2*step {
+				chunk := cands[c:min(c+step, len(cands))]
+				t.nearCands(lq, chunk, eps2)
+				for i, pos := range lq.pos {
+					if lq.done[i] {
+						continue
+					}
+					nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, chunk, lq.nearOf(i), lq.nb[i])
+					lq.nb[i] = nb
+					if ok {
+						lq.finish(i)
 					}
 				}
-				nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, cands, lq.nearOf(i), nb, start)
-				nbrs[w] = nb
-				l := nbrList{pos: pos, off: start, len: len(nb) - start}
-				if ok {
+			}
+			for i, pos := range lq.pos {
+				nb := lq.nb[i]
+				l := nbrList{pos: pos, off: len(nbrs[w]), len: len(nb)}
+				if lq.done[i] {
 					// Keep the neighbours that made it core (at most
 					// minPts): they link it before pass 2.
 					core[pos] = true
 					l.len = min(l.len, p.MinPts)
-					nbrs[w] = nb[:start+l.len]
+					nbrs[w] = append(nbrs[w], nb[:l.len]...)
 					coreLists[w] = append(coreLists[w], l)
 					continue
 				}
+				nbrs[w] = append(nbrs[w], nb...)
 				lists[w] = append(lists[w], l)
 			}
 		}
@@ -498,24 +506,77 @@ func (lk *linker) connect(i int32) {
 // queryBatch is the most points of a leaf nearCands takes at once.
 const queryBatch = 64
 
+// firstChunk is the number of candidates pass 1 tests a leaf's points
+// against first; each chunk after it is twice as large.
+const firstChunk = 32
+
+// queryGroup is the most points nearCands tests as a group.
+const queryGroup = 4
+
 // leafQuery is a worker's buffers for the queries of one leaf's points.
 type leafQuery struct {
 	// all holds the tree positions of the leaf's points to query, pos
-	// those of the batch nearCands works on.
+	// those of the batch being queried, grouped (see group).
 	all, pos []int32
-	// nc is the number of candidates; point i's candidates whose box is
-	// within eps of it are cand[near[i*nc+j]] for j < cnt[i].
+	// nb[i] holds the neighbours of point i found so far; done[i] says
+	// that there are enough of them; live counts the points not done.
+	nb   [][]int32
+	done []bool
+	live int
+	// nc is the number of candidates nearCands was given; point i's
+	// candidates whose box is within eps of it are cand[near[i*nc+j]]
+	// for j < cnt[i].
 	nc   int
 	cnt  []int32
 	near []int32
 	// Groups of nearby points: group g is pos[gEnd[g-1]:gEnd[g]] (from 0
-	// for g = 0), its box gBox[g*dim:][:dim].
-	gEnd []int
-	gBox []span
+	// for g = 0), its box gBox[g*dim:][:dim]; gLive[g] counts its points
+	// not done and gOf[i] is point i's group.
+	gEnd  []int
+	gBox  []span
+	gLive []int32
+	gOf   []int32
 }
 
-// queryGroup is the most points nearCands tests as a group.
-const queryGroup = 4
+// start begins the queries of the points at positions pos (which it
+// reorders), each with the points of the full nodes as neighbours.
+func (lq *leafQuery) start(t *kdTree, pos, full []int32) {
+	np := len(pos)
+	lq.pos = pos
+	lq.gEnd, lq.gBox, lq.gLive = lq.gEnd[:0], lq.gBox[:0], lq.gLive[:0]
+	t.group(lq, 0, np)
+	lq.gOf = slices.Grow(lq.gOf[:0], np)[:np]
+	lo := 0
+	for g, hi := range lq.gEnd {
+		for i := lo; i < hi; i++ {
+			lq.gOf[i] = int32(g)
+		}
+		lq.gLive = append(lq.gLive, int32(hi-lo))
+		lo = hi
+	}
+	lq.done = slices.Grow(lq.done[:0], np)[:np]
+	clear(lq.done)
+	lq.live = np
+	for len(lq.nb) < np {
+		lq.nb = append(lq.nb, nil)
+	}
+	for i := range np {
+		nb := lq.nb[i][:0]
+		for _, f := range full {
+			for q := t.nodes[f].start; q < t.nodes[f].end; q++ {
+				nb = append(nb, q)
+			}
+		}
+		lq.nb[i] = nb
+	}
+}
+
+// finish marks point i done.
+func (lq *leafQuery) finish(i int) {
+	lq.done[i] = true
+	lq.live--
+	lq.gLive[lq.gOf[i]]--
+}
 
 // nearOf returns the indexes of the candidates within eps of point i.
 func (lq *leafQuery) nearOf(i int) []int32 {
@@ -558,15 +619,15 @@ func (t *kdTree) group(lq *leafQuery, lo, hi int) {
 	t.group(lq, mid, hi)
 }
 
-// nearCands finds, for every point of lq.pos, the candidates whose box is
-// within eps of it. It groups nearby points and tests each candidate
-// against the groups' boxes first: a point of a group farther than eps from
-// the candidate is too. The tests of a group's points, independent of each
-// other and free of branches, overlap in the CPU.
+// nearCands finds, for every point of lq.pos not done, the candidates
+// whose box is within eps of it. It tests each candidate against the
+// groups' boxes first (a point of a group farther than eps from the
+// candidate is too), then against the points of the other groups: tests
+// independent of each other and free of branches, which overlap in the
+// CPU. Groups whose points are all done are skipped; the other points of
+// a group are tested whether done or not.
 func (t *kdTree) nearCands(lq *leafQuery, cand []int32, eps2 float64) {
 	d, np, nc := t.dim, len(lq.pos), len(cand)
-	lq.gEnd, lq.gBox = lq.gEnd[:0], lq.gBox[:0]
-	t.group(lq, 0, np)
 	lq.nc = nc
 	lq.cnt = slices.Grow(lq.cnt[:0], np)[:np]
 	clear(lq.cnt)
@@ -576,6 +637,10 @@ func (t *kdTree) nearCands(lq *leafQuery, cand []int32, eps2 float64) {
 		b := t.box[int(c)*d:][:d]
 		lo := 0
 		for gi, hi := range lq.gEnd {
+			if lq.gLive[gi] == 0 {
+				lo = hi
+				continue
+			}
 			gb := lq.gBox[gi*d:][:len(b)]
 			var gmn float64
 			for k, s := range b {
@@ -612,11 +677,11 @@ func b2i(b bool) int32 {
 
 // collectCand appends to out the positions of the points within eps of q
 // under the candidates cand[j] for j in near (the candidates whose box is
-// within eps of q), until out holds limit points from start on; it reports
-// whether it got there (then out holds an arbitrary subset of them).
-func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []int32, out []int32, start int) ([]int32, bool) {
+// within eps of q), until out holds limit points; it reports whether it
+// got there (then out holds an arbitrary subset of them).
+func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []int32, out []int32) ([]int32, bool) {
 	d := t.dim
-	if len(out)-start >= limit {
+	if len(out) >= limit {
 		return out, true
 	}
 	for _, j := range near {
@@ -624,7 +689,7 @@ func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []
 		nd := t.nodes[c]
 		if t.boxMax(q, int(c)) <= eps2 {
 			// All of c is within eps of q.
-			end := min(nd.end, nd.start+int32(limit-(len(out)-start)))
+			end := min(nd.end, nd.start+int32(limit-len(out)))
 			for pos := nd.start; pos < end; pos++ {
 				out = append(out, pos)
 			}
@@ -637,7 +702,7 @@ func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []
 				pts = pts[d:]
 			}
 		}
-		if len(out)-start >= limit {
+		if len(out) >= limit {
 			return out, true
 		}
 	}
