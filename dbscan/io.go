@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +61,7 @@ func ReadCSV(r io.Reader, name string) (Points, []string, error) {
 			return Points{}, nil, fmt.Errorf("dbscan: %s:1: the first row should be a header, but column %d is the number %s", name, i+1, header[i])
 		}
 	}
-	rr := &csvRows{name: name, header: header, workers: runtime.GOMAXPROCS(0), chunk: csvChunkSize}
+	rr := &csvRows{name: name, header: header, workers: runtime.GOMAXPROCS(0), chunk: csvChunkSize, size: sizeOf(r)}
 	pts, err := rr.read(br, last+1)
 	if err != nil {
 		return Points{}, nil, err
@@ -72,12 +74,35 @@ func ReadCSV(r io.Reader, name string) (Points, []string, error) {
 const csvChunkSize = 1 << 20
 
 // csvRows reads the rows of a CSV file after its header: in chunks of
-// about chunk bytes, on workers goroutines.
+// about chunk bytes, on workers goroutines. size is the input's size in
+// bytes when known (else 0): the points' slice is then allocated once,
+// from the first chunk's bytes per row.
 type csvRows struct {
 	name    string
 	header  []string
 	workers int
 	chunk   int
+	size    int64
+}
+
+// sizeOf returns the size of r when it says (a storage.File or an
+// *os.File), else 0.
+func sizeOf(r io.Reader) int64 {
+	switch f := r.(type) {
+	case interface{ Size() int64 }:
+		return f.Size()
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return 0
+}
+
+// csvBufs are a chunk's buffers, reused for later chunks.
+type csvBufs struct {
+	buf  []byte
+	vals []float64
 }
 
 // csvChunk is a chunk of whole lines: buf, whose first line is line
@@ -100,7 +125,7 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 	var (
 		order = make(chan *csvChunk, 2*rr.workers+2) // chunks in input order
 		work  = make(chan *csvChunk, 2*rr.workers+2)
-		free  = make(chan []byte, 2*rr.workers+4) // buffers to reuse
+		free  = make(chan csvBufs, 2*rr.workers+4) // buffers to reuse
 		quit  = make(chan struct{})
 		wg    sync.WaitGroup
 	)
@@ -132,6 +157,7 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 		}
 		wg.Wait()
 	}
+	var read int64 // bytes of the chunks appended
 	for ch := range order {
 		<-ch.done
 		if ch.err != nil {
@@ -145,9 +171,16 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 			}
 			return pts, nil
 		}
+		read += int64(len(ch.buf))
+		if need := len(pts.Data) + len(ch.vals); need > cap(pts.Data) && rr.size > 0 && read > 0 {
+			// Room for the rows of the whole input at the bytes per
+			// row seen so far, and a little more.
+			est := int(float64(need)*float64(rr.size)/float64(read)*1.02) + 64*len(rr.header)
+			pts.Data = slices.Grow(pts.Data, max(est, need)-len(pts.Data))
+		}
 		pts.Data = append(pts.Data, ch.vals...)
 		select {
-		case free <- ch.buf[:0]:
+		case free <- csvBufs{ch.buf[:0], ch.vals[:0]}:
 		default:
 		}
 	}
@@ -158,14 +191,15 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 // split cuts br into chunks of whole lines, sending each to order and,
 // to be parsed, to work, until the input ends, a chunk holds a double
 // quote (then it sends that chunk as quoted and stops) or quit is closed.
-func (rr *csvRows) split(br *bufio.Reader, line int, order, work chan<- *csvChunk, free <-chan []byte, quit <-chan struct{}) {
+func (rr *csvRows) split(br *bufio.Reader, line int, order, work chan<- *csvChunk, free <-chan csvBufs, quit <-chan struct{}) {
 	var carry []byte
 	for {
-		var buf []byte
+		var bufs csvBufs
 		select {
-		case buf = <-free:
+		case bufs = <-free:
 		default:
 		}
+		buf := bufs.buf
 		if cap(buf) < rr.chunk+len(carry) {
 			buf = make([]byte, 0, rr.chunk+len(carry))
 		}
@@ -173,7 +207,7 @@ func (rr *csvRows) split(br *bufio.Reader, line int, order, work chan<- *csvChun
 		n, err := io.ReadFull(br, buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		end := err == io.EOF || err == io.ErrUnexpectedEOF
-		ch := &csvChunk{line: line, done: make(chan struct{})}
+		ch := &csvChunk{line: line, vals: bufs.vals, done: make(chan struct{})}
 		if err != nil && !end {
 			ch.err = fmt.Errorf("dbscan: %s:%d: %w", rr.name, line, err)
 			close(ch.done)
@@ -227,8 +261,8 @@ func (rr *csvRows) split(br *bufio.Reader, line int, order, work chan<- *csvChun
 // skipped, a trailing carriage return dropped) when b holds no double
 // quote.
 func (rr *csvRows) parse(b []byte, line int, vals []float64) ([]float64, error) {
-	vals = vals[:0]
 	dim := len(rr.header)
+	vals = slices.Grow(vals[:0], (bytes.Count(b, []byte{'\n'})+1)*dim)
 	for ; len(b) > 0; line++ {
 		ln := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
