@@ -428,6 +428,74 @@ func (t *kdTree) dualWalk(q int32, eps2 float64, ds *dualScratch, list []int32, 
 	ds.full = ds.full[:mark]
 }
 
+// leafGroupMax is the most groups leafGroups splits a leaf into, and
+// leafGroupSize the size at which a group is not split further.
+const (
+	leafGroupMax  = 4
+	leafGroupSize = 4
+)
+
+// leafGroups splits the points of every leaf into up to leafGroupMax
+// groups of nearby points (median splits of the widest dimension, down to
+// leafGroupSize points), reordering them within the leaf, and keeps each
+// group's box: a query point farther than eps from a group's box skips
+// its points. Group g of leaf number k ends at tree position
+// end[k*leafGroupMax+g] (it starts where the one before it ends, the
+// first at the leaf's start); unused groups are empty, at the end. Its
+// box is box[(k*leafGroupMax+g)*dim:][:dim].
+type leafGroups struct {
+	leafNo []int32 // node -> leaf number, for leaves
+	end    []int32
+	box    []span
+}
+
+// groupLeaves builds the leafGroups of the leaves (leafNo maps a leaf
+// node to its index in leaves) on up to workers goroutines.
+func (t *kdTree) groupLeaves(ctx context.Context, workers int, leaves, leafNo []int32) (*leafGroups, error) {
+	d := t.dim
+	lg := &leafGroups{
+		leafNo: leafNo,
+		end:    make([]int32, len(leaves)*leafGroupMax),
+		box:    make([]span, len(leaves)*leafGroupMax*d),
+	}
+	err := parallel(ctx, workers, len(leaves), 256, func(_, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			nd := t.nodes[leaves[k]]
+			ends := lg.end[k*leafGroupMax:][:leafGroupMax]
+			used := t.groupRange(int(nd.start), int(nd.end), leafGroupMax, ends, lg.box[k*leafGroupMax*d:])
+			for g := used; g < leafGroupMax; g++ {
+				ends[g] = nd.end
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return lg, nil
+}
+
+// groupRange splits points [lo, hi) into at most slots groups, writing
+// their ends and boxes, and returns how many it made.
+func (t *kdTree) groupRange(lo, hi, slots int, ends []int32, boxes []span) int {
+	d := t.dim
+	box := boxes[:d]
+	t.bounds(lo, hi, box)
+	split, width := 0, 0.0
+	for k, s := range box {
+		if w := s.hi - s.lo; w > width {
+			split, width = k, w
+		}
+	}
+	if slots == 1 || hi-lo <= leafGroupSize || width == 0 {
+		ends[0] = int32(hi)
+		return 1
+	}
+	mid := lo + (hi-lo)/2
+	t.selectNth(lo, hi, mid, split)
+	left := t.groupRange(lo, mid, slots/2, ends, boxes)
+	return left + t.groupRange(mid, hi, slots-slots/2, ends[left:], boxes[left*d:])
+}
+
 // size is the number of points of node i.
 func (t *kdTree) size(i int32) int { return int(t.nodes[i].end - t.nodes[i].start) }
 

@@ -95,6 +95,10 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	for k, l := range leaves {
 		leafNo[l] = int32(k)
 	}
+	lg, err := t.groupLeaves(ctx, workers, leaves, leafNo)
+	if err != nil {
+		return nil, err
+	}
 	type nbrList struct {
 		pos      int32
 		off, len int
@@ -152,7 +156,7 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 					if lq.done[i] {
 						continue
 					}
-					nb, ok := t.collectCand(t.point(pos), eps2, p.MinPts, chunk, lq.nearOf(i), lq.nb[i])
+					nb, ok := t.collectCand(lg, t.point(pos), eps2, p.MinPts, chunk, lq.nearOf(i), lq.nb[i])
 					lq.nb[i] = nb
 					if ok {
 						lq.finish(i)
@@ -678,8 +682,10 @@ func b2i(b bool) int32 {
 // collectCand appends to out the positions of the points within eps of q
 // under the candidates cand[j] for j in near (the candidates whose box is
 // within eps of q), until out holds limit points; it reports whether it
-// got there (then out holds an arbitrary subset of them).
-func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []int32, out []int32) ([]int32, bool) {
+// got there (then out holds an arbitrary subset of them). A candidate
+// wholly within eps of q is taken whole; in the others it tests the
+// points of the groups of lg whose box is within eps of q.
+func (t *kdTree) collectCand(lg *leafGroups, q []float64, eps2 float64, limit int, cand, near []int32, out []int32) ([]int32, bool) {
 	d := t.dim
 	if len(out) >= limit {
 		return out, true
@@ -694,12 +700,29 @@ func (t *kdTree) collectCand(q []float64, eps2 float64, limit int, cand, near []
 				out = append(out, pos)
 			}
 		} else {
-			pts := t.pts[int(nd.start)*d : int(nd.end)*d]
-			for pos := nd.start; pos < nd.end; pos++ {
-				if sqDist(q, pts[:d]) <= eps2 {
-					out = append(out, pos)
+			k := int(lg.leafNo[c]) * leafGroupMax
+			start := nd.start
+			for g, end := range lg.end[k:][:leafGroupMax] {
+				if end == start {
+					break
 				}
-				pts = pts[d:]
+				b := lg.box[(k+g)*d:][:len(q)]
+				// As boxDist: the gap in each dimension, summed in order.
+				var mn float64
+				for i, x := range q {
+					gap := max(b[i].lo-x, x-b[i].hi, 0)
+					mn += float64(gap * gap)
+				}
+				if mn <= eps2 {
+					pts := t.pts[int(start)*d : int(end)*d]
+					for pos := start; pos < end; pos++ {
+						if sqDist(q, pts[:d]) <= eps2 {
+							out = append(out, pos)
+						}
+						pts = pts[d:]
+					}
+				}
+				start = end
 			}
 		}
 		if len(out) >= limit {
