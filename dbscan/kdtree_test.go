@@ -135,3 +135,74 @@ func TestGatherAll(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafGroups checks that every leaf's groups split its points in
+// order, are at most leafGroupMax, each with the tight box of its points,
+// and that the grouping keeps the tree whole: every point once, at the
+// position idx says, every node's box still its points'.
+func TestLeafGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, pts := range []Points{genBlobs(r, 5000, 3, 4, 0.1), genLattice(r, 3000, 4, 3), genWebFeatures(r, 4000)} {
+		tr, err := buildKD(context.Background(), pts, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var leaves []int32
+		leafNo := make([]int32, len(tr.nodes))
+		for i, nd := range tr.nodes {
+			if nd.right < 0 {
+				leafNo[i] = int32(len(leaves))
+				leaves = append(leaves, int32(i))
+			}
+		}
+		lg, err := tr.groupLeaves(context.Background(), 3, leaves, leafNo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := pts.Dim
+		for k, l := range leaves {
+			nd := tr.nodes[l]
+			start, groups := nd.start, 0
+			for g, end := range lg.end[k*leafGroupMax:][:leafGroupMax] {
+				if end < start || end > nd.end {
+					t.Fatalf("leaf %d group %d ends at %d, after %d, leaf [%d, %d)", l, g, end, start, nd.start, nd.end)
+				}
+				if end == start {
+					continue
+				}
+				groups++
+				box := make([]span, d)
+				tr.bounds(int(start), int(end), box)
+				if !slices.Equal(box, lg.box[(k*leafGroupMax+g)*d:][:d]) {
+					t.Fatalf("leaf %d group %d: box %v, its points span %v", l, g, lg.box[(k*leafGroupMax+g)*d:][:d], box)
+				}
+				if end-start > leafGroupSize && nd.end-nd.start <= leafGroupMax*leafGroupSize {
+					// Only points all equal make a bigger group.
+					for _, s := range box {
+						if s.hi > s.lo {
+							t.Fatalf("leaf %d group %d has %d points, not all equal", l, g, end-start)
+						}
+					}
+				}
+				start = end
+			}
+			if start != nd.end || groups == 0 {
+				t.Fatalf("leaf %d [%d, %d): groups end at %d, %d groups", l, nd.start, nd.end, start, groups)
+			}
+		}
+		seen := make([]bool, pts.Len())
+		for pos, i := range tr.idx {
+			if seen[i] || !slices.Equal(tr.point(int32(pos)), pts.At(int(i))) {
+				t.Fatalf("position %d: point %d seen twice or moved without its index", pos, i)
+			}
+			seen[i] = true
+		}
+		for i, nd := range tr.nodes {
+			box := make([]span, d)
+			tr.bounds(int(nd.start), int(nd.end), box)
+			if !slices.Equal(box, tr.box[d*i:][:d]) {
+				t.Fatalf("node %d: box changed by the grouping", i)
+			}
+		}
+	}
+}
