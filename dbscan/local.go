@@ -146,7 +146,13 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		// A leaf of many equal points can have many points to query:
 		// at most queryBatch at once bound the buffers.
 		for b := 0; b < len(lq.all); b += queryBatch {
-			lq.start(t, lq.all[b:min(b+queryBatch, len(lq.all))], full)
+			batch := lq.all[b:min(b+queryBatch, len(lq.all))]
+			if len(batch) == t.size(l) {
+				// The whole leaf: its groups are made.
+				lq.startLeaf(t, lg, leafNo[l], batch, full)
+			} else {
+				lq.start(t, batch, full)
+			}
 			// Candidates in chunks, growing: a point that reaches
 			// minPts neighbours is core and tests no more of them.
 			for c, step := 0, firstChunk; c < len(cands) && lq.live > 0; c, step = c+step, 2*step {
@@ -534,21 +540,47 @@ type leafQuery struct {
 	cnt  []int32
 	near []int32
 	// Groups of nearby points: group g is pos[gEnd[g-1]:gEnd[g]] (from 0
-	// for g = 0), its box gBox[g*dim:][:dim]; gLive[g] counts its points
+	// for g = 0), its box gBox[g*dim:][:dim] (in gBoxBuf, or the leaf's
+	// group boxes); gLive[g] counts its points
 	// not done and gOf[i] is point i's group.
-	gEnd  []int
-	gBox  []span
-	gLive []int32
-	gOf   []int32
+	gEnd    []int
+	gBox    []span
+	gBoxBuf []span
+	gLive   []int32
+	gOf     []int32
 }
 
 // start begins the queries of the points at positions pos (which it
 // reorders), each with the points of the full nodes as neighbours.
 func (lq *leafQuery) start(t *kdTree, pos, full []int32) {
-	np := len(pos)
 	lq.pos = pos
-	lq.gEnd, lq.gBox, lq.gLive = lq.gEnd[:0], lq.gBox[:0], lq.gLive[:0]
-	t.group(lq, 0, np)
+	lq.gEnd, lq.gBoxBuf = lq.gEnd[:0], lq.gBoxBuf[:0]
+	t.group(lq, 0, len(pos))
+	lq.gBox = lq.gBoxBuf
+	lq.begin(t, full)
+}
+
+// startLeaf is start for all the points of leaf number k, in tree order,
+// whose groups lg has made.
+func (lq *leafQuery) startLeaf(t *kdTree, lg *leafGroups, k int32, pos, full []int32) {
+	lq.pos = pos
+	lq.gEnd = lq.gEnd[:0]
+	for _, end := range lg.end[int(k)*leafGroupMax:][:leafGroupMax] {
+		e := int(end - pos[0])
+		if len(lq.gEnd) > 0 && e == lq.gEnd[len(lq.gEnd)-1] {
+			break
+		}
+		lq.gEnd = append(lq.gEnd, e)
+	}
+	lq.gBox = lg.box[int(k)*leafGroupMax*t.dim:][:len(lq.gEnd)*t.dim]
+	lq.begin(t, full)
+}
+
+// begin sets the points' groups and neighbour lists up once pos and the
+// groups are.
+func (lq *leafQuery) begin(t *kdTree, full []int32) {
+	np := len(lq.pos)
+	lq.gLive = lq.gLive[:0]
 	lq.gOf = slices.Grow(lq.gOf[:0], np)[:np]
 	lo := 0
 	for g, hi := range lq.gEnd {
@@ -591,9 +623,9 @@ func (lq *leafQuery) nearOf(i int) []int32 {
 // median of the widest dimension of their box, appending the groups.
 func (t *kdTree) group(lq *leafQuery, lo, hi int) {
 	d := t.dim
-	at := len(lq.gBox)
-	lq.gBox = slices.Grow(lq.gBox, d)[:at+d]
-	box := lq.gBox[at:]
+	at := len(lq.gBoxBuf)
+	lq.gBoxBuf = slices.Grow(lq.gBoxBuf, d)[:at+d]
+	box := lq.gBoxBuf[at:]
 	x := t.point(lq.pos[lo])
 	for k := range box {
 		box[k] = span{x[k], x[k]}
@@ -609,7 +641,7 @@ func (t *kdTree) group(lq *leafQuery, lo, hi int) {
 		lq.gEnd = append(lq.gEnd, hi)
 		return
 	}
-	lq.gBox = lq.gBox[:at]
+	lq.gBoxBuf = lq.gBoxBuf[:at]
 	split, width := 0, -1.0
 	for k, s := range box {
 		if w := s.hi - s.lo; w > width {
