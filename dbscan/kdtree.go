@@ -447,6 +447,9 @@ type leafGroups struct {
 	leafNo []int32 // node -> leaf number, for leaves
 	end    []int32
 	box    []span
+	// wide[k] may be set when leaf k's diameter is more than 2 eps: then
+	// no point is within eps of all of it (the caller sets it).
+	wide []bool
 }
 
 // groupLeaves builds the leafGroups of the leaves (leafNo maps a leaf

@@ -99,6 +99,10 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	if err != nil {
 		return nil, err
 	}
+	lg.wide = make([]bool, len(leaves))
+	for k, l := range leaves {
+		lg.wide[k] = t.diameter2(int(l)) > 4*eps2
+	}
 	type nbrList struct {
 		pos      int32
 		off, len int
@@ -715,8 +719,9 @@ func b2i(b bool) int32 {
 // under the candidates cand[j] for j in near (the candidates whose box is
 // within eps of q), until out holds limit points; it reports whether it
 // got there (then out holds an arbitrary subset of them). A candidate
-// wholly within eps of q is taken whole; in the others it tests the
-// points of the groups of lg whose box is within eps of q.
+// wholly within eps of q is taken whole (none of a wide one can be); in
+// the others it tests the points of the groups of lg whose box is within
+// eps of q.
 func (t *kdTree) collectCand(lg *leafGroups, q []float64, eps2 float64, limit int, cand, near []int32, out []int32) ([]int32, bool) {
 	d := t.dim
 	if len(out) >= limit {
@@ -725,14 +730,15 @@ func (t *kdTree) collectCand(lg *leafGroups, q []float64, eps2 float64, limit in
 	for _, j := range near {
 		c := cand[j]
 		nd := t.nodes[c]
-		if t.boxMax(q, int(c)) <= eps2 {
+		k := int(lg.leafNo[c])
+		if !lg.wide[k] && t.boxMax(q, int(c)) <= eps2 {
 			// All of c is within eps of q.
 			end := min(nd.end, nd.start+int32(limit-len(out)))
 			for pos := nd.start; pos < end; pos++ {
 				out = append(out, pos)
 			}
 		} else {
-			k := int(lg.leafNo[c]) * leafGroupMax
+			k *= leafGroupMax
 			start := nd.start
 			for g, end := range lg.end[k:][:leafGroupMax] {
 				if end == start {
