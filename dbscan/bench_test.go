@@ -220,3 +220,42 @@ func BenchmarkSuggestEps1M(b *testing.B) {
 	}
 	b.ReportMetric(eps, "eps")
 }
+
+// BenchmarkReadCSV reads 1,000,000 6-d points (the benchmark data, every
+// value with all its digits, as the bench/dbscan harness writes them)
+// from a CSV file.
+func BenchmarkReadCSV(b *testing.B) {
+	pts := webData(1_000_000)
+	p := filepath.Join(b.TempDir(), "points.csv")
+	buf := []byte("a,b,c,d,e,f\n")
+	for i := range pts.Len() {
+		for k, x := range pts.At(i) {
+			if k > 0 {
+				buf = append(buf, ',')
+			}
+			buf = strconv.AppendFloat(buf, x, 'g', -1, 64)
+		}
+		buf = append(buf, '\n')
+	}
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(buf)))
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for b.Loop() {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, _, err := ReadCSV(f, p)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got.Len() != pts.Len() {
+			b.Fatalf("%d points, want %d", got.Len(), pts.Len())
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+}
