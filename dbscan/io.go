@@ -134,6 +134,17 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 		defer wg.Done()
 		defer close(work)
 		defer close(order)
+		defer func() {
+			// A reader that panics is an error, after the chunks before.
+			if p := recover(); p != nil {
+				ch := &csvChunk{err: fmt.Errorf("dbscan: %s: read: %v", rr.name, p), done: make(chan struct{})}
+				close(ch.done)
+				select {
+				case order <- ch:
+				case <-quit:
+				}
+			}
+		}()
 		rr.split(br, line, order, work, free, quit)
 	}()
 	for range rr.workers {
@@ -145,7 +156,7 @@ func (rr *csvRows) read(br *bufio.Reader, line int) (Points, error) {
 				case <-quit:
 					ch.err = errors.New("stopped")
 				default:
-					ch.vals, ch.err = rr.parse(ch.buf, ch.line, ch.vals)
+					ch.vals, ch.err = rr.parseSafe(ch.buf, ch.line, ch.vals)
 				}
 				close(ch.done)
 			}
@@ -292,6 +303,17 @@ func (rr *csvRows) parse(b []byte, line int, vals []float64) ([]float64, error) 
 		}
 	}
 	return vals, nil
+}
+
+// parseSafe is parse with a panic turned into an error naming the chunk's
+// first line.
+func (rr *csvRows) parseSafe(b []byte, line int, vals []float64) (_ []float64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("dbscan: %s:%d: internal error parsing the rows from here: %v", rr.name, line, p)
+		}
+	}()
+	return rr.parse(b, line, vals)
 }
 
 // readQuoted reads the rows of r, the first of which is on line number

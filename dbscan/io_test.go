@@ -358,3 +358,29 @@ func TestReadCSVReadError(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// panicReader panics after its data.
+type panicReader struct{ data []byte }
+
+func (p *panicReader) Read(b []byte) (int, error) {
+	if len(p.data) == 0 {
+		panic("reader gone")
+	}
+	n := copy(b, p.data)
+	p.data = p.data[n:]
+	return n, nil
+}
+
+// TestReadCSVReaderPanics checks that a reader that panics mid-file is an
+// error naming the input, not a crash.
+func TestReadCSVReaderPanics(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a,b\n")
+	for i := range 300000 {
+		fmt.Fprintf(&b, "%d,%d\n", i, i)
+	}
+	_, _, err := ReadCSV(&panicReader{[]byte(b.String())}, "in.csv")
+	if err == nil || !strings.Contains(err.Error(), "in.csv") || !strings.Contains(err.Error(), "reader gone") {
+		t.Fatalf("error %v", err)
+	}
+}
