@@ -659,3 +659,26 @@ func TestResolvConf(t *testing.T) {
 		t.Errorf("servers without resolv.conf %v", got)
 	}
 }
+
+// TestPrefetchConcurrencyDefault: a prefetch burst is bounded by
+// DefaultPrefetchConcurrency, and by half the send queue when that is
+// smaller; an explicit value is kept.
+func TestPrefetchConcurrencyDefault(t *testing.T) {
+	for _, c := range []struct {
+		in   Config
+		want int
+	}{
+		{Config{Servers: []string{"127.0.0.1:53"}}, DefaultPrefetchConcurrency},
+		{Config{Servers: []string{"127.0.0.1:53"}, QueueSize: 16}, 8},
+		{Config{Servers: []string{"127.0.0.1:53"}, QueueSize: 1}, 1},
+		{Config{Servers: []string{"127.0.0.1:53"}, PrefetchConcurrency: 500}, 500},
+	} {
+		got, err := c.in.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PrefetchConcurrency != c.want {
+			t.Errorf("QueueSize %d, PrefetchConcurrency %d: default %d, want %d", c.in.QueueSize, c.in.PrefetchConcurrency, got.PrefetchConcurrency, c.want)
+		}
+	}
+}
