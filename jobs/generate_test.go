@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,15 +12,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/miekg/dns"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/resolver"
+	"github.com/trawl/trawl/resolver/resolvertest"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/urlutil"
 )
@@ -432,53 +429,6 @@ func rowByURL(rows []crawldb.Datum, url string) crawldb.Datum {
 	panic("no row " + url)
 }
 
-// startMapDNS serves DNS over UDP on loopback: a name of addrs gets its A
-// records, in the order given, any other name NXDOMAIN. queries returns how
-// many queries each name got so far.
-func startMapDNS(t testing.TB, addrs map[string][]string) (addr string, queries func() map[string]int) {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	asked := map[string]int{}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		if len(req.Question) != 1 {
-			return
-		}
-		q := req.Question[0]
-		name := strings.TrimSuffix(strings.ToLower(q.Name), ".")
-		mu.Lock()
-		asked[name]++
-		mu.Unlock()
-		m := new(dns.Msg)
-		m.SetReply(req)
-		ips, ok := addrs[name]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		if q.Qtype == dns.TypeA {
-			for _, ip := range ips {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300},
-					A: net.ParseIP(ip).To4()})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})
-	srv := &dns.Server{PacketConn: pc, Handler: h}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String(), func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		return maps.Clone(asked)
-	}
-}
-
 // ipWeb is the DNS of the partition tests: three hosts (of two domains) on
 // one address, two on the lowest of two addresses that a third host has
 // alone, six hosts on addresses of their own; the IP literal hosts and the
@@ -579,7 +529,8 @@ func TestGeneratePartitionModes(t *testing.T) {
 	now := genNow()
 	env := testEnv(t)
 	writeDB(t, env, partitionDB(now), 3)
-	dnsAddr, queries := startMapDNS(t, ipWeb)
+	zone := resolvertest.Serve(t, ipWeb)
+	dnsAddr, queries := zone.Addr, zone.Queries
 	variants := []struct {
 		name string
 		o    GenerateOptions
@@ -695,7 +646,7 @@ func TestGeneratePartitionModes(t *testing.T) {
 // local runner's.
 func TestGeneratePartitionByIPStreaming(t *testing.T) {
 	now := genNow()
-	dnsAddr, _ := startMapDNS(t, ipWeb)
+	dnsAddr := resolvertest.Serve(t, ipWeb).Addr
 	run := func(streaming bool, o GenerateOptions) map[string][]segment.Generate {
 		env := testEnv(t)
 		if streaming {

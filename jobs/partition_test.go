@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/resolver"
+	"github.com/trawl/trawl/resolver/resolvertest"
 	"github.com/trawl/trawl/urlutil"
 )
 
@@ -24,7 +25,8 @@ import (
 // too), and a cancelled task stops.
 func TestIPPartitionerWindow(t *testing.T) {
 	now := genNow()
-	dnsAddr, queries := startMapDNS(t, ipWeb)
+	zone := resolvertest.Serve(t, ipWeb)
+	dnsAddr, queries := zone.Addr, zone.Queries
 	rows := partitionDB(now)
 	// A host seen again after others, as a domain count orders them.
 	rows = append(rows, mkDatum("http://a1.alpha.com/again", 2, now, crawldb.StatusDBUnfetched))
@@ -154,7 +156,7 @@ func BenchmarkIPPartitioner(b *testing.B) {
 			rows = append(rows, mkDatum(fmt.Sprintf("http://%s/p%d", name, i), float32(i), time.Time{}, crawldb.StatusDBUnfetched))
 		}
 	}
-	dnsAddr, _ := startMapDNS(b, web)
+	dnsAddr := resolvertest.Serve(b, web).Addr
 	cfg := ipPartConfig{parts: map[string]int64{rows[0].URL: int64(len(rows))},
 		dns: resolver.Config{Servers: []string{dnsAddr}}}
 	keep := func(_ *mapreduce.Task, d *crawldb.Datum) (float32, bool) { return d.Score, true }

@@ -3,56 +3,18 @@ package main
 import (
 	"fmt"
 	"maps"
-	"net"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/miekg/dns"
-
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/resolver/resolvertest"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 	"github.com/trawl/trawl/urlutil"
 )
-
-// serveTestDNS serves DNS over UDP on loopback: a name of addrs gets its A
-// records, any other name NXDOMAIN.
-func serveTestDNS(t *testing.T, addrs map[string][]string) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, req *dns.Msg) {
-		if len(req.Question) != 1 {
-			return
-		}
-		q := req.Question[0]
-		m := new(dns.Msg)
-		m.SetReply(req)
-		ips, ok := addrs[strings.TrimSuffix(strings.ToLower(q.Name), ".")]
-		if !ok {
-			m.Rcode = dns.RcodeNameError
-		}
-		for _, ip := range ips {
-			if q.Qtype == dns.TypeA {
-				m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
-					A: net.ParseIP(ip).To4()})
-			}
-		}
-		_ = w.WriteMsg(m)
-	})
-	srv := &dns.Server{PacketConn: pc, Handler: h}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
 
 // TestGeneratePartitionModeIP runs `trawl generate --partition-mode ip
 // --num-fetchers 3 --dns-server ADDR` on a crawl whose hosts share
@@ -77,7 +39,7 @@ func TestGeneratePartitionModeIP(t *testing.T) {
 		}
 		return host
 	}
-	addr := serveTestDNS(t, web)
+	addr := resolvertest.Serve(t, web).Addr
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	var seeds strings.Builder
