@@ -39,14 +39,7 @@ func BenchmarkNeighbourCount(b *testing.B) {
 
 func kdCountAll(pts Points, eps2 float64) int {
 	t, _ := buildKD(context.Background(), pts, 1)
-	var leaves []int32
-	leafNo := make([]int32, len(t.nodes))
-	for i, nd := range t.nodes {
-		if nd.right < 0 {
-			leafNo[i] = int32(len(leaves))
-			leaves = append(leaves, int32(i))
-		}
-	}
+	leaves, leafNo := t.leafNumbers()
 	g, _ := t.gatherAll(context.Background(), eps2, 1, leafNo, len(leaves))
 	total := 0
 	for k, l := range leaves {

@@ -499,6 +499,19 @@ func (t *kdTree) groupRange(lo, hi, slots int, ends []int32, boxes []span) int {
 	return left + t.groupRange(mid, hi, slots-slots/2, ends[left:], boxes[left*d:])
 }
 
+// leafNumbers lists the leaf nodes in node order and numbers them:
+// leafNo[leaves[k]] == k (leafNo of an inner node is 0).
+func (t *kdTree) leafNumbers() (leaves, leafNo []int32) {
+	leafNo = make([]int32, len(t.nodes))
+	for i, nd := range t.nodes {
+		if nd.right < 0 {
+			leafNo[i] = int32(len(leaves))
+			leaves = append(leaves, int32(i))
+		}
+	}
+	return leaves, leafNo
+}
+
 // size is the number of points of node i.
 func (t *kdTree) size(i int32) int { return int(t.nodes[i].end - t.nodes[i].start) }
 

@@ -100,14 +100,7 @@ func TestGatherAll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var leaves []int32
-		leafNo := make([]int32, len(tr.nodes))
-		for i, nd := range tr.nodes {
-			if nd.right < 0 {
-				leafNo[i] = int32(len(leaves))
-				leaves = append(leaves, int32(i))
-			}
-		}
+		leaves, leafNo := tr.leafNumbers()
 		eps2 := c.eps * c.eps
 		g, err := tr.gatherAll(context.Background(), eps2, 3, leafNo, len(leaves))
 		if err != nil {
@@ -147,14 +140,7 @@ func TestLeafGroups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var leaves []int32
-		leafNo := make([]int32, len(tr.nodes))
-		for i, nd := range tr.nodes {
-			if nd.right < 0 {
-				leafNo[i] = int32(len(leaves))
-				leaves = append(leaves, int32(i))
-			}
-		}
+		leaves, leafNo := tr.leafNumbers()
 		lg, err := tr.groupLeaves(context.Background(), 3, leaves, leafNo)
 		if err != nil {
 			t.Fatal(err)

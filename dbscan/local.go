@@ -81,20 +81,13 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	}
 	nn := len(t.nodes)
 	owned := func(pos int32) bool { return int(t.idx[pos]) < m }
-	var leaves []int32
 	tight := make([]bool, nn)
-	for i, nd := range t.nodes {
+	for i := range t.nodes {
 		tight[i] = t.diameter2(i) <= eps2
-		if nd.right < 0 {
-			leaves = append(leaves, int32(i))
-		}
 	}
 	core := make([]bool, n) // by tree position; true for owned core points only
 
-	leafNo := make([]int32, nn)
-	for k, l := range leaves {
-		leafNo[l] = int32(k)
-	}
+	leaves, leafNo := t.leafNumbers()
 	lg, err := t.groupLeaves(ctx, workers, leaves, leafNo)
 	if err != nil {
 		return nil, err
