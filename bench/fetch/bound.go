@@ -68,7 +68,12 @@ func perPage(h hostTime) float64 {
 // must carry the total request time, and each host's requests run one
 // after another: max(total/conns, longest host).
 func (st serverTime) makespanBound(conns int) time.Duration {
-	b := st.total / time.Duration(max(conns, 1))
+	return max(st.total/time.Duration(max(conns, 1)), st.longestHost())
+}
+
+// longestHost is the largest summed request time of one host.
+func (st serverTime) longestHost() time.Duration {
+	var b time.Duration
 	for _, h := range st.hosts {
 		b = max(b, h.busy)
 	}

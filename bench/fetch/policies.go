@@ -434,7 +434,7 @@ func printBounds(out io.Writer, conns int, runs []policyRun) {
 	lb := st.makespanBound(conns)
 	fmt.Fprintf(out, "\nbounds from the first run's server-side request times (%.1f s in all): no schedule of these requests over %d connections, one per host,\n", st.total.Seconds(), conns)
 	fmt.Fprintf(out, "crawls in less than %.1f s (total/%d, longest host %.1f s), so none beats the first row's pages/s over the whole crawl by more than %.2fx;\n",
-		lb.Seconds(), conns, slices.MaxFunc(st.hosts, func(a, b hostTime) int { return cmpFloat(float64(a.busy), float64(b.busy)) }).busy.Seconds(),
+		lb.Seconds(), conns, st.longestHost().Seconds(),
 		first.crawl.Seconds()/lb.Seconds())
 	fmt.Fprintln(out, "pages by a share of the first run's crawl time, x the first run's, and the most any schedule knowing every host's speed in advance could have:")
 	fmt.Fprintln(out)

@@ -253,7 +253,7 @@ func printThroughput(out io.Writer, o options, set urlSet, runs [][]row) {
 		lb := raw.server.makespanBound(o.conns)
 		best := float64(raw.pages) / lb.Seconds()
 		fmt.Fprintf(out, "run %d: bound from raw's server-side request times (%.1f s in all, longest host %.1f s): no client of these requests over %d connections, one per host, takes less than %.1f s, so none exceeds %.0f pages/s, that is at most",
-			i+1, raw.server.total.Seconds(), slices.MaxFunc(raw.server.hosts, func(a, b hostTime) int { return cmpFloat(float64(a.busy), float64(b.busy)) }).busy.Seconds(),
+			i+1, raw.server.total.Seconds(), raw.server.longestHost().Seconds(),
 			o.conns, lb.Seconds(), best)
 		sep := ""
 		for _, r := range rows {
