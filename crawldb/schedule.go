@@ -96,8 +96,7 @@ func ChangeProbability(d *Datum, now time.Time) float64 {
 	if d.Status == StatusDBUnfetched || d.FetchInterval <= 0 || d.FetchTime.IsZero() {
 		return 1
 	}
-	last := ms(d.FetchTime) - int64(d.FetchInterval)*1000
-	t := float64(ms(now)-last) / 1000
+	t := float64(ms(now)-ms(lastFetchTime(d))) / 1000
 	if t <= 0 {
 		return 0
 	}
@@ -306,7 +305,10 @@ func (s *baseSchedule) SetPageRetrySchedule(d *Datum, prevFetchTime, prevModifie
 // CalculateLastFetchTime returns d's next fetch time minus its interval
 // (AbstractFetchSchedule.calculateLastFetchTime). For a datum never
 // scheduled (zero FetchTime) it returns the zero time.
-func (s *baseSchedule) CalculateLastFetchTime(d *Datum) time.Time {
+func (s *baseSchedule) CalculateLastFetchTime(d *Datum) time.Time { return lastFetchTime(d) }
+
+// lastFetchTime is CalculateLastFetchTime, which needs no schedule.
+func lastFetchTime(d *Datum) time.Time {
 	if d.FetchTime.IsZero() {
 		return time.Time{}
 	}
