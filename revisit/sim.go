@@ -296,7 +296,7 @@ type candidate struct {
 	page     int32
 	due      int64   // FetchTime in ms after generate's ShouldFetch
 	interval int32   // FetchInterval after ShouldFetch
-	rank     float32 // the schedule's GenerateSortValue, if it ranks
+	rank     float32 // the schedule's GenerateSortValue if it ranks, else 0
 }
 
 // simulate runs one policy.
@@ -333,26 +333,22 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 		// schedule's rank, if it ranks), at most Budget.
 		cands = cands[:0]
 		ranker, _ := sched.(crawldb.Ranker)
-		ranked := false
 		for i := range datums {
 			cp := datums[i]
 			if sched.ShouldFetch(&cp, now) {
 				cd := candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval}
 				if ranker != nil {
-					var ok bool
-					cd.rank, ok = ranker.GenerateSortValue(&cp, now)
-					ranked = ranked || ok
+					if v, ok := ranker.GenerateSortValue(&cp, now); ok {
+						cd.rank = v
+					}
 				}
 				cands = append(cands, cd)
 			}
 		}
-		if ranked {
-			slices.SortFunc(cands, func(a, b candidate) int {
-				return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page))
-			})
-		} else {
-			slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page)) })
-		}
+		// Unranked candidates all have rank 0: most overdue first.
+		slices.SortFunc(cands, func(a, b candidate) int {
+			return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page))
+		})
 		if len(cands) > c.Budget {
 			cands = cands[:c.Budget]
 		}
