@@ -364,7 +364,12 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 		} else {
 			cut := cutoff{key: math.MaxUint32, all: true} // everything
 			if o.TopN > 0 && selected > o.TopN {
-				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), o.TopN); err != nil {
+				// As the select job ranked: its schedule and now, from c.
+				sched, _ := c.schedule()
+				ranker, _ := sched.(crawldb.Ranker)
+				now := c.time(confNow)
+				rank := func(d *crawldb.Datum) float32 { return rankOf(ranker, d, now) }
+				if cut, err = topNCut(cp.fs, path.Join(segPath, ranksDir), selectPath, o.TopN, rank); err != nil {
 					return nil, fmt.Errorf("generate: topN: %w", err)
 				}
 			}
@@ -745,8 +750,8 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 	}
 	outputs := []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)}
 	if ranks != "" {
-		outputs = append(outputs, mapreduce.WriteRouted(ranks, func(d crawldb.Datum) (scoreURL, bool) {
-			return scoreURL{URL: d.URL, Score: rankOf(ranker, &d, now)}, true
+		outputs = append(outputs, mapreduce.WriteRouted(ranks, func(d crawldb.Datum) (scoreOnly, bool) {
+			return scoreOnly{Score: rankOf(ranker, &d, now)}, true
 		}))
 	}
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
@@ -791,17 +796,21 @@ func rankOf(r crawldb.Ranker, d *crawldb.Datum, now time.Time) float32 {
 	return d.Score
 }
 
-// scoreOnly is the rank of a selected candidate, as the topN cut-off's
-// first passes read it from _ranks.
+// scoreOnly is the rank of a selected candidate (the score, or the
+// schedule's sort value), written beside the candidates for the topN
+// cut-off.
 type scoreOnly struct {
 	Score float32 `parquet:"score"`
 }
 
-// scoreURL is a row of _ranks: a selected candidate's URL and rank
-// (column score: the score, or the schedule's sort value).
-type scoreURL struct {
-	URL   string  `parquet:"url"`
-	Score float32 `parquet:"score"`
+// rankRow is the projection of a candidate that rankOf needs (the
+// CrawlDB's columns), read only to break ties at the topN cut-off.
+type rankRow struct {
+	URL           string         `parquet:"url"`
+	Status        crawldb.Status `parquet:"status"`
+	FetchTime     time.Time      `parquet:"fetch_time,optional,timestamp(millisecond)"`
+	FetchInterval int32          `parquet:"fetch_interval"`
+	Score         float32        `parquet:"score"`
 }
 
 // keyHeap is a max-heap of score keys (the worst kept candidate on top).
@@ -868,12 +877,13 @@ func readRows[T any](fsys storage.FS, dir string, f func(T)) error {
 	return nil
 }
 
-// topNCut finds the n-th best of the candidates, whose ranks and URLs are
-// in ranksDir (more than n of them): a pass over the ranks keeps the n
-// best rank keys (memory: n keys); a second pass counts the candidates
-// tied at the n-th key; only if not all of them fit, a pass over the tied
-// candidates' URLs keeps the smallest that fit.
-func topNCut(fsys storage.FS, ranksDir string, n int64) (cutoff, error) {
+// topNCut finds the n-th best of the candidates, whose ranks are in
+// ranksDir (more than n of them) and rows in candDir: a pass over the
+// ranks keeps the n best rank keys (memory: n keys); a second pass counts
+// the candidates tied at the n-th key; only if not all of them fit, a pass
+// over the candidates (their rank again from rank) keeps the smallest tied
+// URLs that fit.
+func topNCut(fsys storage.FS, ranksDir, candDir string, n int64, rank func(d *crawldb.Datum) float32) (cutoff, error) {
 	h := make(keyHeap, 0, min(n, 1<<20))
 	err := readRows(fsys, ranksDir, func(r scoreOnly) { h.admit(scoreKey(r.Score), n) })
 	if err != nil {
@@ -902,8 +912,9 @@ func topNCut(fsys storage.FS, ranksDir string, n int64) (cutoff, error) {
 		return cut, nil
 	}
 	ties := make(urlHeap, 0, min(need, 1<<16))
-	err = readRows(fsys, ranksDir, func(r scoreURL) {
-		if scoreKey(r.Score) != cut.key {
+	err = readRows(fsys, candDir, func(r rankRow) {
+		d := crawldb.Datum{URL: r.URL, Status: r.Status, FetchTime: r.FetchTime, FetchInterval: r.FetchInterval, Score: r.Score}
+		if scoreKey(rank(&d)) != cut.key {
 			return
 		}
 		if int64(len(ties)) < need {
@@ -917,7 +928,7 @@ func topNCut(fsys storage.FS, ranksDir string, n int64) (cutoff, error) {
 		return cutoff{}, err
 	}
 	if len(ties) == 0 {
-		return cutoff{}, fmt.Errorf("%s changed while it was read", ranksDir)
+		return cutoff{}, fmt.Errorf("%s changed while it was read", candDir)
 	}
 	cut.url = ties[0]
 	return cut, nil

@@ -713,3 +713,33 @@ func TestGeneratePartitionOptionsChecked(t *testing.T) {
 		t.Error("generate-topn built by IP without the parts")
 	}
 }
+
+// TestGenerateRankTiesAtCut: with the dynamic schedule's change rank, the
+// candidates tied at the topN cut-off are taken by URL, their ranks
+// computed again from the candidates (not the score).
+func TestGenerateRankTiesAtCut(t *testing.T) {
+	now := genNow()
+	var rows []crawldb.Datum
+	for i := range 6 {
+		// Same rank 2·(1 - e^-1) for all six; scores differ from ranks.
+		d := mkDatum(fmt.Sprintf("http://h%d.example.com/p", i), 2, now, crawldb.StatusDBFetched)
+		d.FetchInterval = 24 * 3600
+		rows = append(rows, d)
+	}
+	// A better one: ranks above the tie, with a lower score.
+	best := mkDatum("http://z.example.com/new", 1.9, now.Add(-time.Hour), crawldb.StatusDBUnfetched)
+	rows = append(rows, best)
+	env := testEnv(t)
+	writeDB(t, env, rows, 2)
+	cfg := crawldb.DefaultScheduleConfig()
+	cfg.Dynamic = crawldb.DefaultDynamicConfig()
+	res, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(24 * time.Hour), TopN: 3,
+		Schedule: ScheduleOptions{Name: "dynamic", Config: cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"http://h0.example.com/p", "http://h1.example.com/p", best.URL}
+	if got := generated(t, res); !reflect.DeepEqual(sorted(got), sorted(want)) {
+		t.Errorf("selected %v, want %v", sorted(got), sorted(want))
+	}
+}
