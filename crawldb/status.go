@@ -38,6 +38,35 @@ const (
 	StatusFetchNotModified Status = 0x26
 )
 
+// The fetch statuses trawl adds to Nutch's, so that every URL of a fetch
+// list ends with a recorded outcome (Nutch leaves these URLs out of
+// crawl_fetch, or records them as gone).
+const (
+	// StatusFetchSkipped: not fetched this round by the fetcher's own
+	// choice (the time limit, an interrupt, the exception limit of its
+	// host, robots.txt unavailable, a Crawl-delay above the cap, the
+	// throughput threshold); the message says which. updatedb leaves the
+	// CrawlDB row as it was, so the URL is due again.
+	StatusFetchSkipped Status = 0x27
+	// StatusFetchRefused: refused by trawl's own policy, not by the
+	// server: the address guard (a private, loopback or link-local
+	// address without allow-private), a robots.txt redirect to such an
+	// address, an unusable proxy setting. It is no verdict on the page:
+	// updatedb leaves the row as it was, so a crawl with another policy
+	// fetches it.
+	StatusFetchRefused Status = 0x28
+	// StatusFetchRobotsDenied: robots.txt disallows the URL for this
+	// agent. updatedb makes the row db_gone with the gone schedule, as
+	// Nutch does, and records the reason in the row's metadata under
+	// ProtocolStatusKey.
+	StatusFetchRobotsDenied Status = 0x29
+)
+
+// ProtocolStatusKey is the Datum.Metadata key recording why a page is
+// db_gone when the reason is not the server's answer (Nutch's "_pst_"),
+// e.g. "robots_denied".
+const ProtocolStatusKey = "_pst_"
+
 // The transient statuses.
 const (
 	StatusSignature Status = 0x41 // a signature-only update
@@ -47,24 +76,27 @@ const (
 )
 
 var statusNames = map[Status]string{
-	StatusDBUnfetched:      "db_unfetched",
-	StatusDBFetched:        "db_fetched",
-	StatusDBGone:           "db_gone",
-	StatusDBRedirTemp:      "db_redir_temp",
-	StatusDBRedirPerm:      "db_redir_perm",
-	StatusDBNotModified:    "db_notmodified",
-	StatusDBDuplicate:      "db_duplicate",
-	StatusDBOrphan:         "db_orphan",
-	StatusFetchSuccess:     "fetch_success",
-	StatusFetchRetry:       "fetch_retry",
-	StatusFetchGone:        "fetch_gone",
-	StatusFetchRedirTemp:   "fetch_redir_temp",
-	StatusFetchRedirPerm:   "fetch_redir_perm",
-	StatusFetchNotModified: "fetch_notmodified",
-	StatusSignature:        "signature",
-	StatusParseMeta:        "parse_metadata",
-	StatusLinked:           "linked",
-	StatusInjected:         "injected",
+	StatusDBUnfetched:       "db_unfetched",
+	StatusDBFetched:         "db_fetched",
+	StatusDBGone:            "db_gone",
+	StatusDBRedirTemp:       "db_redir_temp",
+	StatusDBRedirPerm:       "db_redir_perm",
+	StatusDBNotModified:     "db_notmodified",
+	StatusDBDuplicate:       "db_duplicate",
+	StatusDBOrphan:          "db_orphan",
+	StatusFetchSuccess:      "fetch_success",
+	StatusFetchRetry:        "fetch_retry",
+	StatusFetchGone:         "fetch_gone",
+	StatusFetchRedirTemp:    "fetch_redir_temp",
+	StatusFetchRedirPerm:    "fetch_redir_perm",
+	StatusFetchNotModified:  "fetch_notmodified",
+	StatusFetchSkipped:      "fetch_skipped",
+	StatusFetchRefused:      "fetch_refused",
+	StatusFetchRobotsDenied: "fetch_robots_denied",
+	StatusSignature:         "signature",
+	StatusParseMeta:         "parse_metadata",
+	StatusLinked:            "linked",
+	StatusInjected:          "injected",
 }
 
 // String returns Nutch's name of the status, as db_fetched.
