@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,8 @@ type LockInfo struct {
 	PID  int    `json:"pid"`
 	// Start is when the lock was taken (UTC).
 	Start time.Time `json:"start"`
+	// Command is the holding process's command line (at most 512 bytes).
+	Command string `json:"command,omitempty"`
 }
 
 // LockOptions configures LockWith. The zero value is usable.
@@ -49,11 +52,16 @@ type LockOptions struct {
 	// Logger receives the warning when a lock is broken; nil means
 	// slog.Default.
 	Logger *slog.Logger
+	// What names the locked thing in errors ("crawldb", "segment",
+	// "crawl directory"); empty means "crawldb".
+	What string
 }
 
 // LockedError is returned when the CrawlDB is locked by someone else.
 // errors.Is(err, ErrLocked) holds for it.
 type LockedError struct {
+	// What names the locked thing ("crawldb", "segment", ...).
+	What string
 	// Path is the lock file.
 	Path string
 	// Info is the lock's content; Unreadable says why it could not be
@@ -72,7 +80,7 @@ type LockedError struct {
 }
 
 // ErrLocked is matched by every *LockedError.
-var ErrLocked = errors.New("crawldb is locked")
+var ErrLocked = errors.New("locked")
 
 // Is reports whether target is ErrLocked.
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
@@ -80,7 +88,11 @@ func (e *LockedError) Is(target error) bool { return target == ErrLocked }
 // Error names the holder, host, pid and age, and says what to do.
 func (e *LockedError) Error() string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "crawldb: %s is locked", path.Dir(e.Path))
+	what := e.What
+	if what == "" {
+		what = "crawldb"
+	}
+	fmt.Fprintf(&b, "%s %s is locked", what, path.Dir(e.Path))
 	if e.Unreadable != "" {
 		fmt.Fprintf(&b, " (lock file %s unreadable: %s; created %s ago)", e.Path, e.Unreadable, e.Age.Round(time.Second))
 	} else {
@@ -104,6 +116,7 @@ type LockHandle struct {
 	path string
 	info LockInfo
 	raw  []byte
+	held storage.HeldLock // the OS lock, on a storage.Locker
 	once sync.Once
 	err  error
 }
@@ -119,6 +132,12 @@ func (h *LockHandle) Path() string { return h.path }
 // Calls after the first return the first call's result.
 func (h *LockHandle) Unlock() error {
 	h.once.Do(func() {
+		if h.held != nil {
+			if err := h.held.Remove(); err != nil {
+				h.err = fmt.Errorf("unlock: %w", err)
+			}
+			return
+		}
 		cur, err := storage.ReadFile(h.fsys, h.path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -145,16 +164,26 @@ func Lock(fsys storage.FS, crawldbDir, holder string, force bool) (*LockHandle, 
 	return LockWith(fsys, crawldbDir, holder, force, LockOptions{})
 }
 
-// LockWith takes the lock of the CrawlDB at crawldbDir for the job holder
-// by creating crawldbDir/.locked exclusively (storage.FS.Create fails if
-// the file exists), holding LockInfo as JSON.
+// LockWith takes the lock of the CrawlDB at crawldbDir for the job holder:
+// the file crawldbDir/.locked, holding LockInfo as JSON (who holds it:
+// the job, host, pid, start time and command line). It works on any
+// directory (segments and the crawl directory use it too; opts.What names
+// the thing in errors). If the lock is held it fails at once with a
+// *LockedError.
 //
-// If the lock is held it fails at once with a *LockedError. The lock is
-// stale when its holder ran on this host and is no longer running, or
-// when it is older than the maximum age. With force a lock is broken (a
-// warning is logged) and taken, unless its holder is a process alive on
-// this host and the lock is not too old: that is refused even with force.
-// A holder on another host cannot be checked, so force breaks its lock.
+// On a file system that can lock files (storage.Locker: the local disk,
+// with flock(2)), the lock is an OS lock held for as long as the process
+// runs: a holder killed with SIGKILL frees it, and the next job takes it
+// with no --force (it logs whose lock it took over). force plays no part
+// there: a held lock belongs to a live process and is never broken.
+//
+// Elsewhere (HDFS) the lock is the file itself, created exclusively. It
+// is stale when its holder ran on this host and is no longer running, or
+// when it is older than the maximum age (a lease). With force a lock is
+// broken (a warning is logged) and taken, unless its holder is a process
+// alive on this host and the lock is not too old: that is refused even
+// with force. A holder on another host cannot be checked, so force breaks
+// its lock.
 func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockOptions) (*LockHandle, error) {
 	now := time.Now
 	if opts.Now != nil {
@@ -181,12 +210,23 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 		logger = slog.Default()
 	}
 	lockPath := path.Join(crawldbDir, LockFile)
-	info := LockInfo{Holder: holder, Host: host, PID: pid, Start: now().UTC().Truncate(time.Millisecond)}
+	cmdline := strings.Join(os.Args, " ")
+	if len(cmdline) > 512 {
+		cmdline = cmdline[:512]
+	}
+	info := LockInfo{Holder: holder, Host: host, PID: pid, Start: now().UTC().Truncate(time.Millisecond), Command: cmdline}
 	raw, err := json.Marshal(info)
 	if err != nil {
-		return nil, fmt.Errorf("crawldb: lock: %w", err)
+		return nil, fmt.Errorf("lock: %w", err)
 	}
 	raw = append(raw, '\n')
+
+	if lk, ok := fsys.(storage.Locker); ok {
+		h, err := osLock(lk, fsys, lockPath, info, raw, now(), opts.What, logger)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return h, err
+		}
+	}
 
 	// A lock is broken at most once; a lock released while it is being
 	// inspected is retried a few times.
@@ -200,6 +240,9 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 			return nil, fmt.Errorf("crawldb: lock %s: %w", lockPath, err)
 		}
 		held, heldRaw, err := inspectLock(fsys, lockPath, now(), maxAge, host)
+		if held != nil {
+			held.What = opts.What
+		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
 				continue // released meanwhile
@@ -223,6 +266,48 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 		}
 		broke = true
 	}
+}
+
+// osLock takes the lock with the file system's OS lock.
+func osLock(lk storage.Locker, fsys storage.FS, lockPath string, info LockInfo, raw []byte, now time.Time, what string, logger *slog.Logger) (*LockHandle, error) {
+	if err := fsys.MkdirAll(path.Dir(lockPath)); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	held, err := lk.TryLock(lockPath)
+	if errors.Is(err, storage.ErrLockHeld) {
+		e := &LockedError{What: what, Path: lockPath, Alive: true}
+		start := now
+		if st, err := fsys.Stat(lockPath); err == nil {
+			start = st.ModTime()
+		}
+		data, rerr := readSmall(fsys, lockPath)
+		switch {
+		case rerr != nil:
+			e.Unreadable = rerr.Error()
+		case len(bytes.TrimSpace(data)) == 0:
+			e.Unreadable = "empty (its holder is writing it)"
+		default:
+			if err := json.Unmarshal(data, &e.Info); err != nil {
+				e.Unreadable = fmt.Sprintf("not lock JSON (%d bytes): %v", len(data), err)
+			} else if !e.Info.Start.IsZero() {
+				start = e.Info.Start
+			}
+		}
+		e.Age = now.Sub(start)
+		return nil, e
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	if old, err := held.Read(); err == nil && len(bytes.TrimSpace(old)) > 0 {
+		logger.Info("taking over a lock its holder left behind when it ended", "path", lockPath,
+			"previous_holder", string(bytes.TrimSpace(old)))
+	}
+	if err := held.Write(raw); err != nil {
+		_ = held.Remove()
+		return nil, fmt.Errorf("lock %s: %w", lockPath, err)
+	}
+	return &LockHandle{fsys: fsys, path: lockPath, info: info, raw: raw, held: held}, nil
 }
 
 // createLock creates the lock file exclusively and writes raw into it. If

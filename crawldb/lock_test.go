@@ -31,6 +31,10 @@ func writeLock(t *testing.T, dir string, info LockInfo) {
 	}
 }
 
+// fileLocks hides the local disk's OS locks, so that a test sees the lock
+// files of a file system without them (HDFS).
+type fileLocks struct{ storage.FS }
+
 // deadPID returns the pid of a process that has exited and been reaped.
 func deadPID(t *testing.T) int {
 	t.Helper()
@@ -97,7 +101,7 @@ func TestLockExclusive(t *testing.T) {
 }
 
 func TestLockStaleDeadProcess(t *testing.T) {
-	fsys := storage.NewLocal()
+	fsys := fileLocks{storage.NewLocal()} // the lock-file semantics of HDFS
 	dir := t.TempDir()
 	host, _ := os.Hostname()
 	pid := deadPID(t)
@@ -125,7 +129,7 @@ func TestLockStaleDeadProcess(t *testing.T) {
 }
 
 func TestLockOtherHostAndAge(t *testing.T) {
-	fsys := storage.NewLocal()
+	fsys := fileLocks{storage.NewLocal()} // the lock-file semantics of HDFS
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	opts := LockOptions{Now: func() time.Time { return now }, MaxAge: 2 * time.Hour, Host: "here", PID: 42}
 
@@ -164,7 +168,7 @@ func TestLockOtherHostAndAge(t *testing.T) {
 }
 
 func TestLockUnreadable(t *testing.T) {
-	fsys := storage.NewLocal()
+	fsys := fileLocks{storage.NewLocal()} // the lock-file semantics of HDFS
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, LockFile), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -182,7 +186,7 @@ func TestLockUnreadable(t *testing.T) {
 }
 
 func TestUnlockBrokenLock(t *testing.T) {
-	fsys := storage.NewLocal()
+	fsys := fileLocks{storage.NewLocal()} // the lock-file semantics of HDFS
 	dir := t.TempDir()
 	h, err := LockWith(fsys, dir, "updatedb", false, LockOptions{Host: "a", PID: 1})
 	if err != nil {
@@ -199,7 +203,12 @@ func TestUnlockBrokenLock(t *testing.T) {
 }
 
 func TestLockConcurrent(t *testing.T) {
-	fsys := storage.NewLocal()
+	for name, fsys := range map[string]storage.FS{"os-locks": storage.NewLocal(), "lock-files": fileLocks{storage.NewLocal()}} {
+		t.Run(name, func(t *testing.T) { testLockConcurrent(t, fsys) })
+	}
+}
+
+func testLockConcurrent(t *testing.T, fsys storage.FS) {
 	dir := t.TempDir()
 	const n = 16
 	var wg sync.WaitGroup
@@ -229,4 +238,46 @@ func TestLockConcurrent(t *testing.T) {
 		}
 	}
 	(<-handles).Unlock()
+}
+
+// TestLockOSLock checks the local disk's OS lock: a lock file left by a
+// dead holder is taken over without force (and the take-over is logged
+// with the old holder), a held lock is refused even with force, naming
+// its holder, and unlocking removes the file.
+func TestLockOSLock(t *testing.T) {
+	fsys := storage.NewLocal()
+	dir := filepath.Join(t.TempDir(), "crawldb")
+	writeLock(t, dir, LockInfo{Holder: "fetch", Host: "gone-host", PID: 1, Start: time.Now().Add(-time.Minute)})
+	var logs bytes.Buffer
+	h, err := LockWith(fsys, dir, "updatedb", false, LockOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("a lock file without a live holder: %v", err)
+	}
+	if !strings.Contains(logs.String(), "gone-host") {
+		t.Errorf("the take-over was not logged with the old holder: %q", logs.String())
+	}
+	for _, force := range []bool{false, true} {
+		_, err := LockWith(fsys, dir, "generate", force, LockOptions{What: "segment"})
+		var le *LockedError
+		if !errors.As(err, &le) || !errors.Is(err, ErrLocked) {
+			t.Fatalf("force=%v: %v, want a *LockedError", force, err)
+		}
+		if !le.Alive || le.Info.Holder != "updatedb" || le.Info.PID != os.Getpid() || le.Info.Command == "" {
+			t.Errorf("force=%v: %+v", force, le)
+		}
+		if msg := err.Error(); !strings.Contains(msg, `segment `) || !strings.Contains(msg, `"updatedb"`) || !strings.Contains(msg, "running") {
+			t.Errorf("force=%v: message %q", force, msg)
+		}
+	}
+	if err := h.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); !os.IsNotExist(err) {
+		t.Errorf("Unlock left the lock file: %v", err)
+	}
+	h2, err := Lock(fsys, dir, "generate", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.Unlock()
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/trawl/trawl/flock"
 )
 
 // Local is the FS of the local disk. Paths are operating-system paths;
@@ -170,4 +172,23 @@ func (l *Local) Stat(path string) (fs.FileInfo, error) {
 // parents. An existing directory is not an error.
 func (l *Local) MkdirAll(path string) error {
 	return os.MkdirAll(path, 0o755)
+}
+
+var _ Locker = (*Local)(nil)
+
+// TryLock takes an flock(2) lock on the file at path (created if missing),
+// which the kernel releases when this process ends, even by SIGKILL. On
+// systems without flock it fails with an error matching
+// errors.ErrUnsupported, and callers fall back to exclusive creation.
+func (l *Local) TryLock(path string) (HeldLock, error) {
+	lk, err := flock.TryLock(path)
+	switch {
+	case errors.Is(err, flock.ErrHeld):
+		return nil, fmt.Errorf("%w: %w", ErrLockHeld, err)
+	case errors.Is(err, flock.ErrUnsupported):
+		return nil, fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+	case err != nil:
+		return nil, err
+	}
+	return lk, nil
 }

@@ -35,6 +35,7 @@
 package storage
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 )
@@ -75,3 +76,29 @@ type FS interface {
 	// MkdirAll creates a directory and any missing parents.
 	MkdirAll(path string) error
 }
+
+// Locker is implemented by file systems that can hold an exclusive lock on
+// a file for as long as the holding process lives, released by the system
+// when the process ends however it ends (Local: flock(2)). Lock files on
+// such a file system need no stale-lock handling; on others (HDFS) a lock
+// is a file created exclusively, judged by its age.
+type Locker interface {
+	// TryLock creates the file at path if it is missing and locks it
+	// without waiting. If another holder has it the error matches
+	// ErrLockHeld.
+	TryLock(path string) (HeldLock, error)
+}
+
+// HeldLock is a lock taken with Locker.TryLock.
+type HeldLock interface {
+	// Read returns the lock file's content; Write replaces it (who holds
+	// the lock, for people and tools).
+	Read() ([]byte, error)
+	Write(data []byte) error
+	// Remove removes the lock file and releases the lock.
+	Remove() error
+}
+
+// ErrLockHeld is matched by the error of Locker.TryLock when the lock is
+// held by another holder.
+var ErrLockHeld = errors.New("lock is held")
