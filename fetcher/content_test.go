@@ -232,8 +232,8 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // TestRobotsRules: robots.txt answers as Nutch reads them: 403 and 404
-// allow everything, 5xx defers the host (no page requested, URLs left
-// unfetched), redirects are followed (up to 5), a file that does not
+// allow everything, 5xx defers the host (no page requested, URLs
+// skipped), redirects are followed (up to 5), a file that does not
 // parse allows everything, and the most specific User-agent group wins.
 func TestRobotsRules(t *testing.T) {
 	status := func(code int) http.HandlerFunc {
@@ -274,7 +274,9 @@ func TestRobotsRules(t *testing.T) {
 		loop.base + "/a", garbage.base + "/a", agents.base + "/a", agents.base + "/nope/b",
 	}
 	o := Options{Agent: "trawl-test", ServerDelay: 20 * time.Millisecond, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
-	res, st := fetchAll(t, o, requests(urls...))
+	reqs := requests(urls...)
+	res, st := fetchAll(t, o, reqs)
+	checkAllReported(t, reqs, res)
 	want := map[string]Code{
 		forbidden.base + "/a": CodeSuccess, moved.base + "/a": CodeSuccess, moved.base + "/secret/x": CodeRobotsDenied,
 		loop.base + "/a": CodeSuccess, garbage.base + "/a": CodeSuccess, agents.base + "/a": CodeSuccess,
@@ -286,15 +288,13 @@ func TestRobotsRules(t *testing.T) {
 		}
 	}
 	for _, u := range []string{broken.base + "/a", broken.base + "/b"} {
-		if r := res[u]; r != nil {
-			t.Errorf("%s (robots.txt 500): %s, want no result", u, summary(r))
-		}
+		checkSkipped(t, u, res[u], "skipped: robots.txt unavailable (HTTP 500)")
 	}
 	if n := broken.pages(); n != 0 {
 		t.Errorf("robots.txt 500: %d pages requested", n)
 	}
-	if st.Unfetched != 2 {
-		t.Errorf("Unfetched = %d, want 2", st.Unfetched)
+	if st.Unfetched != 2 || st.Skipped != 2 || st.RobotsDenied != 2 || st.Gone != 0 {
+		t.Errorf("Unfetched %d, Skipped %d, RobotsDenied %d, Gone %d; want 2, 2, 2, 0", st.Unfetched, st.Skipped, st.RobotsDenied, st.Gone)
 	}
 	if n := len(loop.requests()); n != 1+MaxRobotsRedirects+1 {
 		t.Errorf("redirect loop: %d requests, want %d robots + 1 page", n, 1+MaxRobotsRedirects)

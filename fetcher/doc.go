@@ -27,14 +27,14 @@
 // delay every request starts at least the delay after the previous
 // request to the server ended (robots.txt included). With
 // Options.DelayBetween DelayBetweenConnections the delay separates
-// connections instead (the issue's "per-server delay between
-// connections"): the requests of a connection go back to back (a
-// robots.txt Crawl-delay still separates them), and a server's next
-// connection starts at least the delay after the last request of its
-// previous one ended; a session is then up to P requests on one
-// kept-alive connection, as in the paper. Each server's
-// transport dials through Options.Resolver, refuses private addresses
-// (after resolution, so names that resolve to 127.0.0.1 are refused too)
+// connections instead (a per-server delay between connections): the
+// requests of a connection go back to back (a robots.txt Crawl-delay
+// still separates them), and a server's next connection starts at least
+// the delay after the last request of its previous one ended; a session
+// is then up to P requests on one kept-alive connection, as in the
+// paper. Each server's transport dials through Options.Resolver, refuses
+// private addresses (after resolution, so names that resolve to
+// 127.0.0.1 are refused too, and so are robots.txt redirects to them)
 // unless Options.AllowPrivate, and keeps per-server measurements
 // (ServerStats: connections, requests per connection, smoothed connect and
 // response times) for the ranking policies. A Resolver that is also a
@@ -44,8 +44,8 @@
 //
 // # Scheduling policies
 //
-// The four policies of the crawl scheduling paper (Cao, Jiang and Singh;
-// seed 000), chosen by name with PolicyByName:
+// The four policies of the crawl scheduling paper (Cao, Jiang and
+// Singh), chosen by name with PolicyByName:
 //
 //   - BreadthFirst ("breadth-first", the default): URLs in fetch-list
 //     order, servers in the order they become ready, sessions unlimited.
@@ -149,9 +149,36 @@
 // at Options.Deadline (Nutch's fetcher.timelimit.mins) or when its
 // throughput stays below Options.ThroughputThreshold pages per second
 // for ThroughputRetries checks in a row after ThroughputCheckAfter
-// (Nutch's fetcher.throughput.threshold.*): requests in flight are
-// abandoned, and the URLs not fetched get no result (Stats.Unfetched),
-// so the CrawlDB keeps them due for the next round.
+// (Nutch's fetcher.throughput.threshold.*), or when Options.Stop is
+// closed (an interrupt): requests in flight are abandoned, and the URLs
+// not fetched get skipped results (Stats.Unfetched), so the CrawlDB keeps
+// them due for the next round. Only a cancelled context aborts a run
+// without them.
+//
+// # Outcomes
+//
+// Every request gets exactly one Result. Besides the page's own outcome
+// (below), the fetcher reports three of its own choices with statuses
+// trawl adds to Nutch's:
+//
+//   - fetch_skipped (CodeSkipped): not fetched this round, for a reason
+//     the Message gives: "skipped: robots.txt unavailable (HTTP 503)",
+//     "skipped: Crawl-delay 60s above the cap 30s", "skipped: 10
+//     exceptions on the host", "skipped: fetch time limit reached",
+//     "skipped: fetch stopped by an interrupt", "skipped: throughput
+//     below the threshold". The CrawlDB keeps the URL as it was, due
+//     again. Nutch leaves these URLs out of its segment.
+//   - fetch_refused (CodeRefused): the address guard refused the URL's
+//     host, or its robots.txt's redirect target (a private, loopback or
+//     link-local address without Options.AllowPrivate); the Message
+//     names the setting that allows it, and the run logs one warning
+//     with the number of URLs and hosts refused. It is no verdict on the
+//     page: the CrawlDB keeps the URL as it was (Nutch has no such
+//     guard).
+//   - fetch_robots_denied (CodeRobotsDenied): robots.txt disallows the
+//     URL; the CrawlDB makes it gone, as Nutch does with fetch_gone, but
+//     it is counted apart from the pages that are gone (Stats.Gone and
+//     Stats.RobotsDenied are disjoint).
 //
 // # Nutch's semantics
 //
@@ -163,7 +190,7 @@
 // (403, 429, 5xx, other 2xx) and network errors, timeouts, resets and DNS
 // failures → fetch_retry, counted as exceptions of the server. After
 // Options.MaxExceptionsPerHost exceptions the server's remaining URLs are
-// left unfetched for the round (fetcher.max.exceptions.per.queue), and
+// skipped for the round (fetcher.max.exceptions.per.queue), and
 // each exception delays the server's next request (an exponential
 // backoff, fetcher.exceptions.per.queue.delay).
 //
@@ -171,10 +198,10 @@
 // origin and run and follows HttpRobotRulesParser: up to 5 redirects are
 // followed; 200 is parsed (an unparsable file allows everything); 4xx,
 // 401 and 403 included, allows everything (http.robots.403.allow); 5xx
-// defers the server's visits: its URLs are left unfetched for the round
+// defers the server's visits: its URLs are skipped for the round
 // (http.robots.5xx.defer.visits). A disallowed URL is never requested and
-// is reported fetch_gone (protocol code robots_denied). Crawl-delay is
-// honoured up to Options.MaxCrawlDelay.
+// is reported fetch_robots_denied (protocol code robots_denied; Nutch's
+// fetch_gone). Crawl-delay is honoured up to Options.MaxCrawlDelay.
 //
 // Requests are GETs with the configured agent (required, as Nutch's
 // http.agent.name), conditional when the stored copy has an ETag or
@@ -191,15 +218,15 @@
 //
 //   - A robots.txt Crawl-delay longer than Options.ServerDelay lengthens
 //     the delay; a shorter one does not shorten it (Nutch replaces the
-//     delay with Crawl-delay). Crawl-delay above the cap leaves the
-//     server's URLs unfetched for the round (Nutch reports them
-//     fetch_gone).
+//     delay with Crawl-delay). Crawl-delay above the cap skips the
+//     server's URLs for the round (Nutch reports them fetch_gone).
 //   - A robots.txt that cannot be fetched because of a network or DNS
 //     error ends the server for the run: all its URLs get fetch_retry with
 //     the error, at the cost of one failed request (Nutch allows all,
 //     does not cache, and lets every URL fail on its own until the
-//     exception limit). A refused private address gives fetch_gone
-//     (protocol code access_denied).
+//     exception limit). A refused private address, the server's own or
+//     a robots.txt redirect target's, gives all its URLs fetch_refused
+//     (protocol code refused).
 //   - Options.ReadTimeout bounds the whole response (headers and body)
 //     once connected, not each socket read, so a server that trickles a
 //     byte per second is cut off too.

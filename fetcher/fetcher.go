@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -53,7 +54,9 @@ type Result struct {
 	// HTTPStatus is the response's status code (0 without a response).
 	HTTPStatus int
 	// Message explains anything but a success: the protocol code, the
-	// HTTP status or the error.
+	// HTTP status or the error; for a skipped URL why it was skipped
+	// ("skipped: fetch time limit reached"), for a refused one the
+	// refusal and the setting that allows it.
 	Message string
 	// RedirectURL is a redirect's target, resolved against the URL and
 	// normalized ("" if the Location header is missing or unusable).
@@ -71,7 +74,8 @@ type Result struct {
 	// was longer (or its compressed stream was cut or corrupt).
 	Body      []byte
 	Truncated bool
-	// Time is when the fetch ended, by Options.Clock.
+	// Time is when the fetch ended (or the URL was skipped or refused),
+	// by Options.Clock.
 	Time time.Time
 	// Elapsed is the request's wall time; WireBytes the body bytes read
 	// from the network.
@@ -81,12 +85,21 @@ type Result struct {
 
 // Stats summarize a run.
 type Stats struct {
-	// Results by fetch status; RobotsDenied is part of Gone.
+	// Results by fetch status, each result in one of them: Success
+	// (fetch_success), NotModified, Redirects (perm and temp), Gone
+	// (fetch_gone), Retry (fetch_retry), RobotsDenied
+	// (fetch_robots_denied, no longer part of Gone), Skipped
+	// (fetch_skipped) and Refused (fetch_refused).
 	Success, NotModified, Redirects, Gone, Retry, RobotsDenied int64
+	Skipped, Refused                                           int64
 	// Unfetched counts the URLs given to Run (or queued as redirect
-	// targets) that got no result: their server was dropped for the round
-	// (robots.txt 5xx, Crawl-delay above the cap, too many exceptions),
-	// or the deadline came first.
+	// targets) that were not fetched: their server was dropped for the
+	// round (robots.txt unavailable, Crawl-delay above the cap, too many
+	// exceptions), or the run ended first (the Deadline, Stop, the
+	// throughput threshold). Each of them gets a skipped result, so
+	// Unfetched equals Skipped, unless the run is aborted (Run returns an
+	// error: ctx ended or emit failed), when it also counts the URLs left
+	// without a result.
 	Unfetched int64
 	// Requests counts page requests sent, RobotsRequests robots.txt
 	// requests; Connections the connections opened, MaxOpenConnections
@@ -102,15 +115,20 @@ type Stats struct {
 	Servers int
 	// Duration is the run's wall time; DeadlineReached reports that
 	// Options.Deadline ended it, ThroughputTooLow that
-	// Options.ThroughputThreshold did.
+	// Options.ThroughputThreshold did, Stopped that Options.Stop did.
 	Duration         time.Duration
 	DeadlineReached  bool
 	ThroughputTooLow bool
+	Stopped          bool
 }
 
 // Counter names, as Options.Count receives them. Results are counted by
-// fetch status name (fetch_success, fetch_retry, ...) and by protocol
-// code (code_notfound, code_exception, ...).
+// fetch status name (fetch_success, fetch_retry, fetch_skipped, ...) and
+// by protocol code (code_notfound, code_exception, code_skipped, ...).
+// CounterRefused counts the servers refused by the address guard (a
+// private address without Options.AllowPrivate), CounterRefusedURLs
+// their URLs' results; CounterUnfetched counts the URLs not fetched (see
+// Stats.Unfetched).
 const (
 	CounterRequests          = "requests"
 	CounterRobotsRequests    = "robots_requests"
@@ -119,6 +137,7 @@ const (
 	CounterRobotsDeferred    = "hosts_robots_deferred"
 	CounterUnreachable       = "hosts_unreachable"
 	CounterRefused           = "hosts_refused_private"
+	CounterRefusedURLs       = "urls_refused_private"
 	CounterCrawlDelayTooLong = "hosts_crawl_delay_too_long"
 	CounterExceptionDropped  = "hosts_dropped_exceptions"
 	CounterExceptions        = "exceptions"
@@ -155,13 +174,29 @@ func New(o Options) (*Fetcher, error) {
 // Options returns the fetcher's options with defaults filled in.
 func (f *Fetcher) Options() Options { return f.o }
 
-// errDeadline is the cause of a run's end at Options.Deadline, and
+// errDeadline is the cause of a run's end at Options.Deadline,
+// errThroughput at the throughput threshold, errStopped at Options.Stop;
 // errReadTimeout of a request's at the read timeout.
 var (
 	errDeadline    = errors.New("fetch deadline reached")
 	errReadTimeout = errors.New("read timeout")
 	errThroughput  = errors.New("fetch throughput below the threshold")
+	errStopped     = errors.New("fetch stopped")
 )
+
+// endReason is the message of the skipped results of URLs still queued
+// when a run ends for cause.
+func endReason(cause error) string {
+	switch {
+	case errors.Is(cause, errDeadline):
+		return "skipped: fetch time limit reached"
+	case errors.Is(cause, errStopped):
+		return "skipped: fetch stopped by an interrupt"
+	case errors.Is(cause, errThroughput):
+		return "skipped: throughput below the threshold"
+	}
+	return "skipped: the fetch ended first"
+}
 
 // run is one Run.
 type run struct {
@@ -177,23 +212,35 @@ type run struct {
 	emitErr error
 
 	success, notModified, redirects, gone, retry, robotsDenied atomic.Int64
-	unfetched, requests, robotsRequests, bytes                 atomic.Int64
+	skipped, refused, unreported                               atomic.Int64
+	requests, robotsRequests, bytes                            atomic.Int64
 	responses                                                  atomic.Int64 // results with an HTTP response
+
+	// refusedHosts are the servers the address guard refused.
+	refusedMu    sync.Mutex
+	refusedHosts map[string]bool
 }
 
 // Run fetches reqs and calls emit once per result, from one goroutine at
-// a time, in completion order. Every request gets exactly one result,
-// unless its server is dropped for the round or the deadline comes first
-// (Stats.Unfetched); redirect targets the fetcher follows get results of
-// their own (Request.ID -1). Duplicate URLs in reqs are fetched once (the
+// a time, in completion order. Every request gets exactly one result: a
+// URL not fetched because its server was dropped for the round
+// (robots.txt unavailable, Crawl-delay above the cap, too many
+// exceptions) or because the run ended first (Options.Deadline,
+// Options.Stop, the throughput threshold) gets a skipped result
+// (CodeSkipped, fetch_skipped) whose Message says why; one the address
+// guard refuses a refused result (CodeRefused, fetch_refused). Redirect
+// targets the fetcher follows get results of their own (Request.ID -1),
+// skipped ones included. Duplicate URLs in reqs are fetched once (the
 // first one's ID is reported). An error from emit stops the run and is
-// returned; so is ctx's error if ctx ends (the Deadline option is not an
-// error). Network failures are results, never errors.
+// returned; so is ctx's error if ctx ends, which aborts the run: the URLs
+// not fetched then get no result (Stats.Unfetched counts them). The
+// Deadline and Stop are not errors. Network failures are results, never
+// errors.
 func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) error) (*Stats, error) {
 	began := time.Now()
 	o := f.o
 	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
-		conns: newConnAccount(), emitFn: emit}
+		conns: newConnAccount(), emitFn: emit, refusedHosts: map[string]bool{}}
 	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections,
 		perConnection: o.DelayBetween == DelayBetweenConnections}
 	runCtx, cancel := context.WithCancelCause(ctx)
@@ -204,6 +251,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		runCtx, cancelD = context.WithDeadlineCause(runCtx, o.Deadline, errDeadline)
 		defer cancelD()
 	}
+	stopStop := r.watchStop(runCtx)
 	type target struct {
 		q    Request
 		u    *url.URL
@@ -262,25 +310,43 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	wg.Wait()
 	stopWatch()
 	stopProgress()
+	stopStop()
 
-	left := int64(r.sched.remaining())
-	r.unfetched.Add(left)
-	o.Count(CounterUnfetched, left)
+	// The URLs still queued: skipped, unless the run was aborted.
+	r.emitMu.Lock()
+	emitErr := r.emitErr
+	r.emitMu.Unlock()
+	left := r.sched.remaining()
+	if ctx.Err() == nil && emitErr == nil {
+		msg := endReason(context.Cause(runCtx))
+		for _, it := range left {
+			r.skip(it.req, msg)
+		}
+	} else if len(left) > 0 {
+		r.unreported.Add(int64(len(left)))
+		o.Count(CounterUnfetched, int64(len(left)))
+	}
+	r.warnRefused()
+
 	st := &Stats{
 		Success: r.success.Load(), NotModified: r.notModified.Load(), Redirects: r.redirects.Load(),
 		Gone: r.gone.Load(), Retry: r.retry.Load(), RobotsDenied: r.robotsDenied.Load(),
-		Unfetched: r.unfetched.Load(), Requests: r.requests.Load(), RobotsRequests: r.robotsRequests.Load(),
+		Skipped: r.skipped.Load(), Refused: r.refused.Load(), Unfetched: r.skipped.Load() + r.unreported.Load(),
+		Requests: r.requests.Load(), RobotsRequests: r.robotsRequests.Load(),
 		Bytes: r.bytes.Load(), Servers: len(r.sched.order), Duration: time.Since(began),
 	}
 	r.conns.mu.Lock()
 	st.Connections, st.MaxOpenConnections = r.conns.dialed, r.conns.maxOpen
 	r.conns.mu.Unlock()
-	st.DeadlineReached = errors.Is(context.Cause(runCtx), errDeadline)
-	st.ThroughputTooLow = errors.Is(context.Cause(runCtx), errThroughput)
+	cause := context.Cause(runCtx)
+	st.DeadlineReached = errors.Is(cause, errDeadline)
+	st.ThroughputTooLow = errors.Is(cause, errThroughput)
+	st.Stopped = errors.Is(cause, errStopped)
 	o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
-		"gone", st.Gone, "retry", st.Retry, "unfetched", st.Unfetched, "bytes", st.Bytes,
+		"gone", st.Gone, "retry", st.Retry, "robots_denied", st.RobotsDenied, "skipped", st.Skipped,
+		"refused", st.Refused, "unfetched", st.Unfetched, "bytes", st.Bytes,
 		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached,
-		"throughput_too_low", st.ThroughputTooLow)
+		"throughput_too_low", st.ThroughputTooLow, "stopped", st.Stopped)
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("fetcher: %w", err)
 	}
@@ -291,6 +357,73 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		return st, err
 	}
 	return st, nil
+}
+
+// watchStop ends the run (cause errStopped) when Options.Stop is closed,
+// until the returned function is called.
+func (r *run) watchStop(ctx context.Context) func() {
+	if r.o.Stop == nil {
+		return func() {}
+	}
+	select {
+	case <-r.o.Stop:
+		// Stopped before the run began: nothing starts.
+		r.o.Log.Info("fetch stopped before it began: the URLs are skipped")
+		r.cancel(errStopped)
+		return func() {}
+	default:
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-r.o.Stop:
+			r.o.Log.Info("fetch stopped: ending the run, the URLs not fetched are skipped")
+			r.cancel(errStopped)
+		case <-ctx.Done():
+		case <-done:
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// skip reports a URL not fetched, with msg ("skipped: ...") saying why.
+func (r *run) skip(q Request, msg string) {
+	r.emit(&Result{Request: q, Code: CodeSkipped, Status: CodeSkipped.FetchStatus(), Message: msg, Time: r.o.Clock()})
+}
+
+// skipAll reports the URLs of a dropped server.
+func (r *run) skipAll(items []*item, msg string) {
+	for _, it := range items {
+		r.skip(it.req, msg)
+	}
+}
+
+// refusedHost records a server refused by the address guard.
+func (r *run) refusedHost(host string) {
+	r.refusedMu.Lock()
+	seen := r.refusedHosts[host]
+	r.refusedHosts[host] = true
+	r.refusedMu.Unlock()
+	if !seen {
+		r.o.Count(CounterRefused, 1)
+	}
+}
+
+// warnRefused logs, once per run, how many URLs and servers the address
+// guard refused.
+func (r *run) warnRefused() {
+	n := r.refused.Load()
+	if n == 0 {
+		return
+	}
+	r.refusedMu.Lock()
+	hosts := len(r.refusedHosts)
+	r.refusedMu.Unlock()
+	r.o.Log.Warn("refused URLs whose hosts resolve to private, loopback or link-local addresses; "+
+		"--allow-private (setting fetcher.allowPrivate) allows them", "urls", n, "hosts", hosts)
 }
 
 // parseTarget parses a URL to fetch and returns its server key.
@@ -323,12 +456,17 @@ func (r *run) emit(res *Result) {
 		r.redirects.Add(1)
 	case crawldb.StatusFetchGone:
 		r.gone.Add(1)
-	default:
-		r.retry.Add(1)
-	}
-	if res.Code == CodeRobotsDenied {
+	case crawldb.StatusFetchRobotsDenied:
 		r.robotsDenied.Add(1)
 		r.o.Count(CounterRobotsDenied, 1)
+	case crawldb.StatusFetchSkipped:
+		r.skipped.Add(1)
+		r.o.Count(CounterUnfetched, 1)
+	case crawldb.StatusFetchRefused:
+		r.refused.Add(1)
+		r.o.Count(CounterRefusedURLs, 1)
+	default:
+		r.retry.Add(1)
 	}
 	if res.Truncated {
 		r.o.Count(CounterTruncated, 1)
@@ -384,32 +522,35 @@ func (r *run) serve(ctx context.Context, s *server) {
 			return
 		case robotsDeferred:
 			r.sched.unpop(s, it)
-			n := r.sched.drop(s)
-			r.dropped(n)
-			r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", n, "reason", msg)
+			items := r.sched.drop(s, "skipped: "+msg)
+			r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", len(items), "reason", msg)
+			r.skipAll(items, "skipped: "+msg)
 			return
 		case robotsUnreachable, robotsRefused:
 			code := CodeException
-			counter := CounterUnreachable
+			fmsg := code.String() + ": " + msg
 			if out == robotsRefused {
-				code, counter = CodeAccessDenied, CounterRefused
+				// msg starts with "refused ...", and names the setting.
+				code, fmsg = CodeRefused, msg
+				r.refusedHost(s.host)
+			} else {
+				r.o.Count(CounterUnreachable, 1)
 			}
-			r.o.Count(counter, 1)
-			items := append([]*item{it}, r.sched.fail(s, code, msg)...)
+			items := append([]*item{it}, r.sched.fail(s, code, fmsg)...)
 			r.o.Log.Info("host failed", "host", s.host, "urls", len(items), "code", code, "reason", msg)
 			for _, x := range items {
-				r.emit(&Result{Request: x.req, Code: code, Status: code.FetchStatus(),
-					Message: code.String() + ": " + msg, Time: r.o.Clock()})
+				r.emit(&Result{Request: x.req, Code: code, Status: code.FetchStatus(), Message: fmsg, Time: r.o.Clock()})
 			}
 			return
 		}
 		if cd := r.crawlDelay(s); r.o.MaxCrawlDelay > 0 && cd > r.o.MaxCrawlDelay {
 			r.sched.unpop(s, it)
-			n := r.sched.drop(s)
-			r.dropped(n)
+			msg := fmt.Sprintf("skipped: Crawl-delay %s above the cap %s", seconds(cd), seconds(r.o.MaxCrawlDelay))
+			items := r.sched.drop(s, msg)
 			r.o.Count(CounterCrawlDelayTooLong, 1)
 			r.o.Log.Info("robots.txt Crawl-delay above the cap: host skipped for the round",
-				"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", n)
+				"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", len(items))
+			r.skipAll(items, msg)
 			return
 		}
 		if !rules.allowed(it.u) {
@@ -431,11 +572,12 @@ func (r *run) serve(ctx context.Context, s *server) {
 			r.follow(ctx, it.req, res.RedirectURL)
 		}
 		if res.Code.IsException() && r.o.MaxExceptionsPerHost > 0 && exceptions >= r.o.MaxExceptionsPerHost {
-			n := r.sched.drop(s)
-			r.dropped(n)
+			msg := fmt.Sprintf("skipped: %d exceptions on the host", exceptions)
+			items := r.sched.drop(s, msg)
 			r.o.Count(CounterExceptionDropped, 1)
 			r.o.Log.Info("too many exceptions: host dropped for the round", "host", s.host,
-				"exceptions", exceptions, "urls", n, "last", res.Message)
+				"exceptions", exceptions, "urls", len(items), "last", res.Message)
+			r.skipAll(items, msg)
 			return
 		}
 		served++
@@ -456,10 +598,13 @@ func (r *run) serve(ctx context.Context, s *server) {
 	}
 }
 
-// dropped counts URLs left unfetched.
-func (r *run) dropped(n int) {
-	r.unfetched.Add(int64(n))
-	r.o.Count(CounterUnfetched, int64(n))
+// seconds formats a delay in seconds when it is a whole number of them
+// ("60s", not "1m0s").
+func seconds(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
 }
 
 func (r *run) crawlDelay(s *server) time.Duration {
@@ -485,9 +630,9 @@ func (r *run) follow(ctx context.Context, from Request, target string) {
 	case enqueueSeen:
 		r.o.Count(CounterRedirectsSeen, 1)
 	case enqueueDropped:
-		r.dropped(1)
+		r.skip(req, msg)
 	case enqueueFailed:
-		r.emit(&Result{Request: req, Code: code, Status: code.FetchStatus(), Message: code.String() + ": " + msg, Time: r.o.Clock()})
+		r.emit(&Result{Request: req, Code: code, Status: code.FetchStatus(), Message: msg, Time: r.o.Clock()})
 	}
 }
 
@@ -613,8 +758,10 @@ func requestError(ctx context.Context, err error, readTimeout time.Duration) err
 	if errors.Is(context.Cause(ctx), errReadTimeout) {
 		return readTimeoutError{readTimeout}
 	}
-	if errors.Is(context.Cause(ctx), errDeadline) {
-		return errDeadline
+	for _, end := range []error{errDeadline, errStopped, errThroughput} {
+		if errors.Is(context.Cause(ctx), end) {
+			return end
+		}
 	}
 	return err
 }
@@ -668,12 +815,14 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 	if err != nil {
 		var ref *RefusedError
 		if errors.As(err, &ref) {
-			res.Code = CodeAccessDenied
+			res.Code = CodeRefused
+			res.Message = ref.Error() // "refused ...", naming the setting
+			r.refusedHost(s.host)
 		} else {
 			res.Code = CodeException
+			res.Message = res.Code.String() + ": " + describe(err)
 		}
 		res.Status = res.Code.FetchStatus()
-		res.Message = res.Code.String() + ": " + describe(err)
 		if resp == nil && res.Code.IsException() {
 			// What the failure cost (a timeout: the read timeout) makes
 			// the server look as slow as it is.

@@ -3,10 +3,12 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,8 +35,10 @@ func simPages(w *simweb.Web) []int {
 // traps and bombs and compares each result with the web's truth: 200 →
 // fetch_success, 404 → fetch_gone, 301 → fetch_redir_perm and 302 →
 // fetch_redir_temp with the target as RedirectURL, 500 → fetch_retry,
-// robots-disallowed → fetch_gone without a request, hosts whose robots.txt
-// answers 503 → left unfetched.
+// robots-disallowed → fetch_robots_denied without a request (counted
+// apart from fetch_gone), hosts whose robots.txt answers 503 →
+// fetch_skipped without a page request. Every request gets exactly one
+// result.
 func TestStatusesMatchSimweb(t *testing.T) {
 	w, srv := serveWeb(t, smallWeb(17, 12, 360, simweb.HazardFailingHosts|simweb.HazardTraps|simweb.HazardBombs), 0)
 	ids := simPages(w)
@@ -44,9 +48,28 @@ func TestStatusesMatchSimweb(t *testing.T) {
 	}
 	o := testOptions(t, srv)
 	o.MaxExceptionsPerHost = -1
+	var counted sync.Map // counter name → *atomic.Int64
+	o.Count = func(name string, n int64) {
+		v, _ := counted.LoadOrStore(name, new(atomic.Int64))
+		v.(*atomic.Int64).Add(n)
+	}
+	counter := func(name string) int64 {
+		if v, ok := counted.Load(name); ok {
+			return v.(*atomic.Int64).Load()
+		}
+		return 0
+	}
 	res, st := fetchAll(t, o, reqs)
 	waitIdle(t, srv)
 	access := accessByPath(srv)
+	checkAllReported(t, reqs, res)
+	if len(res) != len(reqs) {
+		t.Errorf("%d results for %d requests", len(res), len(reqs))
+	}
+	byStatus := map[crawldb.Status]int64{}
+	for _, r := range res {
+		byStatus[r.Status]++
+	}
 
 	checked := map[string]int{}
 	for i, id := range ids {
@@ -65,9 +88,7 @@ func TestStatusesMatchSimweb(t *testing.T) {
 		case h.Role == simweb.RoleFlaky:
 			continue // outage days and resets: anything goes
 		case h.Role == simweb.RoleDown:
-			if r != nil {
-				t.Errorf("%s on a host whose robots.txt answers 503: got %v, want no result", u, r.Status)
-			}
+			checkSkipped(t, u, r, "skipped: robots.txt unavailable (HTTP 503)")
 			if requested > 0 {
 				t.Errorf("%s on a down host was requested", u)
 			}
@@ -77,7 +98,7 @@ func TestStatusesMatchSimweb(t *testing.T) {
 			t.Errorf("%s (%s, status %d): no result", u, p.Kind, p.Status)
 			continue
 		case !p.RobotsAllowed:
-			if r.Code != CodeRobotsDenied || r.Status != crawldb.StatusFetchGone {
+			if r.Code != CodeRobotsDenied || r.Status != crawldb.StatusFetchRobotsDenied {
 				t.Errorf("%s is disallowed by robots.txt: got %v/%v", u, r.Code, r.Status)
 			}
 			if requested > 0 {
@@ -130,6 +151,29 @@ func TestStatusesMatchSimweb(t *testing.T) {
 		}
 	}
 	t.Logf("checked %v; stats %+v", checked, *st)
+	// The stats and counters count each result once, robots-denied
+	// results apart from gone ones.
+	for _, c := range []struct {
+		status  crawldb.Status
+		stat    int64
+		counter string
+	}{
+		{crawldb.StatusFetchSuccess, st.Success, ""},
+		{crawldb.StatusFetchGone, st.Gone, ""},
+		{crawldb.StatusFetchRetry, st.Retry, ""},
+		{crawldb.StatusFetchRobotsDenied, st.RobotsDenied, CounterRobotsDenied},
+		{crawldb.StatusFetchSkipped, st.Skipped, CounterUnfetched},
+	} {
+		if c.stat != byStatus[c.status] || counter(c.status.String()) != byStatus[c.status] {
+			t.Errorf("%v: stats %d, counter %d, results %d", c.status, c.stat, counter(c.status.String()), byStatus[c.status])
+		}
+		if c.counter != "" && counter(c.counter) != byStatus[c.status] {
+			t.Errorf("counter %s = %d, want %d", c.counter, counter(c.counter), byStatus[c.status])
+		}
+	}
+	if st.Unfetched != st.Skipped {
+		t.Errorf("Unfetched %d, Skipped %d: want them equal", st.Unfetched, st.Skipped)
+	}
 	for _, k := range []string{"fetch_success", "fetch_gone", "fetch_redir_perm", "fetch_redir_temp", "fetch_retry", "robots_denied", "deferred"} {
 		if checked[k] == 0 {
 			t.Errorf("the web had no %s case: pick another seed", k)
@@ -162,22 +206,46 @@ func TestAgentRequired(t *testing.T) {
 }
 
 // TestPrivateAddressRefused: names that resolve to loopback are refused
-// (fetch_gone, no request) unless AllowPrivate; so are IP literals.
+// (fetch_refused naming allow-private, no request) unless AllowPrivate;
+// so are IP literals. The run logs one warning with the numbers of URLs
+// and hosts, and counts the hosts.
 func TestPrivateAddressRefused(t *testing.T) {
 	w, srv := serveWeb(t, smallWeb(5, 3, 30, 0), 0)
 	o := testOptions(t, srv)
 	o.AllowPrivate = false
-	home := srv.URL(w.Host(0).Home)
-	lit := "http://" + srv.HTTPAddr() + "/"
-	res, st := fetchAll(t, o, requests(home, srv.URL(w.Host(1).Home), lit))
-	waitIdle(t, srv)
-	for u, r := range res {
-		if r.Code != CodeAccessDenied || r.Status != crawldb.StatusFetchGone || !strings.Contains(r.Message, "allow-private") {
-			t.Errorf("%s: %v/%v %q, want access_denied/fetch_gone naming allow-private", u, r.Code, r.Status, r.Message)
+	logs := &logBuffer{}
+	o.Log = logs.logger()
+	var hostsRefused, urlsRefused atomic.Int64
+	o.Count = func(name string, n int64) {
+		switch name {
+		case CounterRefused:
+			hostsRefused.Add(n)
+		case CounterRefusedURLs:
+			urlsRefused.Add(n)
 		}
 	}
-	if len(res) != 3 {
-		t.Errorf("%d results, want 3", len(res))
+	home := srv.URL(w.Host(0).Home)
+	lit := "http://" + srv.HTTPAddr() + "/"
+	reqs := requests(home, home+"a.html", srv.URL(w.Host(1).Home), lit)
+	res, st := fetchAll(t, o, reqs)
+	waitIdle(t, srv)
+	for u, r := range res {
+		if r.Code != CodeRefused || r.Status != crawldb.StatusFetchRefused ||
+			!strings.HasPrefix(r.Message, "refused to connect to ") || !strings.Contains(r.Message, "(set allow-private to crawl it)") {
+			t.Errorf("%s: %s, want refused/fetch_refused naming allow-private", u, summary(r))
+		}
+	}
+	checkAllReported(t, reqs, res)
+	if len(res) != 4 || st.Refused != 4 || st.Gone != 0 {
+		t.Errorf("%d results, %d refused, %d gone; want 4, 4, 0", len(res), st.Refused, st.Gone)
+	}
+	if hostsRefused.Load() != 3 || urlsRefused.Load() != 4 {
+		t.Errorf("counters: %d hosts, %d URLs refused; want 3, 4", hostsRefused.Load(), urlsRefused.Load())
+	}
+	warns := logs.lines(slog.LevelWarn)
+	if len(warns) != 1 || !strings.Contains(warns[0], "--allow-private") || !strings.Contains(warns[0], "fetcher.allowPrivate") ||
+		!strings.Contains(warns[0], "urls=4") || !strings.Contains(warns[0], "hosts=3") {
+		t.Errorf("warnings %q, want one naming --allow-private and fetcher.allowPrivate with urls=4 hosts=3", warns)
 	}
 	if n := len(srv.AccessLog().Entries()); n != 0 || st.Connections != 0 {
 		t.Errorf("%d requests reached the server over %d connections, want none", n, st.Connections)
@@ -330,11 +398,16 @@ func TestHTTPCode(t *testing.T) {
 	statuses := map[Code]crawldb.Status{CodeSuccess: crawldb.StatusFetchSuccess, CodeMoved: crawldb.StatusFetchRedirPerm,
 		CodeTempMoved: crawldb.StatusFetchRedirTemp, CodeNotModified: crawldb.StatusFetchNotModified,
 		CodeGone: crawldb.StatusFetchGone, CodeNotFound: crawldb.StatusFetchGone, CodeAccessDenied: crawldb.StatusFetchGone,
-		CodeRobotsDenied: crawldb.StatusFetchGone, CodeException: crawldb.StatusFetchRetry, CodeRetry: crawldb.StatusFetchRetry,
-		CodeFailed: crawldb.StatusFetchRetry}
+		CodeRobotsDenied: crawldb.StatusFetchRobotsDenied, CodeException: crawldb.StatusFetchRetry, CodeRetry: crawldb.StatusFetchRetry,
+		CodeFailed: crawldb.StatusFetchRetry, CodeSkipped: crawldb.StatusFetchSkipped, CodeRefused: crawldb.StatusFetchRefused}
 	for c, want := range statuses {
 		if got := c.FetchStatus(); got != want {
 			t.Errorf("%v.FetchStatus() = %v, want %v", c, got, want)
+		}
+	}
+	for c, want := range map[Code]string{CodeSkipped: "skipped", CodeRefused: "refused", CodeRobotsDenied: "robots_denied"} {
+		if got := c.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int(c), got, want)
 		}
 	}
 }

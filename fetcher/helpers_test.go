@@ -1,6 +1,7 @@
 package fetcher
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log"
@@ -11,10 +12,12 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/fetcher/dnslookup"
 	"github.com/trawl/trawl/simweb"
 )
@@ -219,4 +222,53 @@ func site(robots string) http.HandlerFunc {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, "<html><body><p>page "+r.URL.Path+"</p></body></html>")
 	}
+}
+
+// checkSkipped fails unless r is a skipped result with the message msg
+// and a fetch time.
+func checkSkipped(t testing.TB, u string, r *Result, msg string) {
+	t.Helper()
+	if r == nil || r.Code != CodeSkipped || r.Status != crawldb.StatusFetchSkipped || r.Message != msg || r.Time.IsZero() {
+		t.Errorf("%s: %s, want skipped/fetch_skipped %q with a time", u, summary(r), msg)
+	}
+}
+
+// checkAllReported fails for every request without a result.
+func checkAllReported(t testing.TB, reqs []Request, res map[string]*Result) {
+	t.Helper()
+	for _, q := range reqs {
+		if res[q.URL] == nil {
+			t.Errorf("%s: no result", q.URL)
+		}
+	}
+}
+
+// logBuffer collects a run's log lines (text format) for tests.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// logger logs to b, at Info level and above.
+func (b *logBuffer) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// lines returns the lines logged at level.
+func (b *logBuffer) lines(level slog.Level) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range strings.Split(b.buf.String(), "\n") {
+		if strings.Contains(l, " level="+level.String()+" ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -95,6 +95,14 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refused to connect to %s: it resolves to %s, a private, loopback or link-local address (set allow-private to crawl it)", e.Host, e.Addr)
 }
 
+// reason says why the host was refused, without naming the refusal.
+func (e *RefusedError) reason() string {
+	if e.Host == e.Addr.String() {
+		return fmt.Sprintf("%s is a private, loopback or link-local address (set allow-private to crawl it)", e.Addr)
+	}
+	return fmt.Sprintf("%s resolves to %s, a private, loopback or link-local address (set allow-private to crawl it)", e.Host, e.Addr)
+}
+
 // DNSError wraps a name resolution failure of the dialer.
 type DNSError struct {
 	Host string
@@ -164,7 +172,7 @@ func (r *run) dial(ctx context.Context, s *server, network, addr string) (net.Co
 	}
 	var allowed []netip.Addr
 	for _, a := range addrs {
-		if r.o.AllowPrivate || !PrivateAddr(a) {
+		if !r.o.refuses(a) {
 			allowed = append(allowed, a)
 		}
 	}

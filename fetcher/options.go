@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -31,7 +32,7 @@ const (
 	DefaultContentLimit = 1 << 20
 	// DefaultMaxExceptionsPerHost is how many exceptions (network errors,
 	// timeouts, HTTP 5xx, 403 and other unexpected codes) one server may
-	// cause before its remaining URLs are dropped for the round.
+	// cause before its remaining URLs are skipped for the round.
 	DefaultMaxExceptionsPerHost = 10
 	// DefaultExceptionBackoff is the first extra delay after an exception;
 	// it doubles with each further exception in a row.
@@ -70,7 +71,7 @@ type Options struct {
 	// negative means no delay.
 	ServerDelay time.Duration
 	// MaxCrawlDelay caps robots.txt Crawl-delay: a server asking for more
-	// is skipped for the round (its URLs are left unfetched); 0 means
+	// is skipped for the round (its URLs get skipped results); 0 means
 	// DefaultMaxCrawlDelay, negative means no cap.
 	MaxCrawlDelay time.Duration
 	// MaxConnections is the number of workers, each holding at most one
@@ -89,18 +90,21 @@ type Options struct {
 	// round, as Nutch's http.redirect.max = 0 does.
 	FollowRedirects int
 	// Deadline, if not zero, is when fetching stops: requests still in
-	// flight are abandoned, and the URLs not yet fetched are not reported
-	// (Nutch's fetcher.timelimit.mins).
+	// flight are abandoned, and the URLs not yet fetched get skipped
+	// results ("skipped: fetch time limit reached"; Nutch's
+	// fetcher.timelimit.mins, which leaves them out).
 	Deadline time.Time
 	// AllowPrivate lets the fetcher connect to private, loopback,
 	// link-local and other non-public addresses (see PrivateAddr).
+	// Without it the URLs of such hosts get refused results
+	// (CodeRefused, fetch_refused).
 	AllowPrivate bool
 	// Resolver resolves host names (once per server and run); nil means
 	// the system resolver. A Prefetcher also gets every host name when
 	// the run starts.
 	Resolver Resolver
 	// MaxExceptionsPerHost: after this many exceptions on one server, its
-	// remaining URLs are left unfetched (Nutch's
+	// remaining URLs get skipped results (Nutch's
 	// fetcher.max.exceptions.per.queue); 0 means
 	// DefaultMaxExceptionsPerHost, negative means no limit.
 	MaxExceptionsPerHost int
@@ -139,7 +143,8 @@ type Options struct {
 	// ThroughputCheckAfter, a check every ThroughputInterval that finds
 	// fewer pages over the interval counts as low, and
 	// ThroughputRetries low checks in a row end the run as the Deadline
-	// does: URLs not fetched are left for the next round (Nutch's
+	// does: URLs not fetched get skipped results, left for the next
+	// round (Nutch's
 	// fetcher.throughput.threshold.pages). Zero durations and retries
 	// take the defaults above.
 	ThroughputThreshold  float64
@@ -158,6 +163,31 @@ type Options struct {
 	// ProgressInterval is the period of progress log lines; 0 means 10 s,
 	// negative means none.
 	ProgressInterval time.Duration
+	// Stop, if not nil, ends the run gracefully when it is closed (an
+	// interrupt): as at the Deadline, no new request starts, requests in
+	// flight are cut, every URL not fetched gets a skipped result
+	// ("skipped: fetch stopped by an interrupt"), and Run returns without
+	// an error, with Stats.Stopped set. The caller then publishes what
+	// was fetched, as after a run that ended at the Deadline; cancelling
+	// Run's context instead aborts the run (Run returns the context's
+	// error).
+	Stop <-chan struct{}
+
+	// privateAddr judges the addresses the guard refuses without
+	// AllowPrivate; nil means PrivateAddr. Tests set it to make some
+	// loopback addresses look public.
+	privateAddr func(netip.Addr) bool
+}
+
+// refuses reports whether the address guard refuses a.
+func (o Options) refuses(a netip.Addr) bool {
+	if o.AllowPrivate {
+		return false
+	}
+	if o.privateAddr != nil {
+		return o.privateAddr(a)
+	}
+	return PrivateAddr(a)
 }
 
 // withDefaults checks o and fills its zero fields.

@@ -391,7 +391,7 @@ func TestMakespanGuard(t *testing.T) {
 	sc.setCrawlDelay(s0, 3*time.Second)
 	sc.unpop(s0, it)
 	sc.pop(s)
-	sc.drop(s)
+	sc.drop(s, "skipped: a test")
 	if sc.sumW != sumWOf(sc) {
 		t.Errorf("incremental sum of W %v, recomputed %v", sc.sumW, sumWOf(sc))
 	}

@@ -105,8 +105,8 @@ func TestPoliteness(t *testing.T) {
 }
 
 // TestCrawlDelay: a robots.txt Crawl-delay longer than the server delay
-// spaces the requests; one above MaxCrawlDelay leaves the host unfetched
-// with no page requested.
+// spaces the requests; one above MaxCrawlDelay skips the host's URLs
+// (fetch_skipped, saying why) with no page requested.
 func TestCrawlDelay(t *testing.T) {
 	slow := newRecorder(t, "127.0.2.1", site("User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n"))
 	tooSlow := newRecorder(t, "127.0.2.2", site("User-agent: *\nCrawl-delay: 60\n"))
@@ -120,7 +120,9 @@ func TestCrawlDelay(t *testing.T) {
 	urls = append(urls, slow.base+"/private/x.html")
 	o := Options{Agent: "trawl-test", ServerDelay: 50 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
 		AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
-	res, st := fetchAll(t, o, requests(urls...))
+	reqs := requests(urls...)
+	res, st := fetchAll(t, o, reqs)
+	checkAllReported(t, reqs, res)
 
 	if g := minGap(slow.requests()); g < time.Second {
 		t.Errorf("Crawl-delay 1: requests %v apart", g)
@@ -135,15 +137,14 @@ func TestCrawlDelay(t *testing.T) {
 		t.Errorf("Crawl-delay 60 > max 2s: %d pages requested, want none", n)
 	}
 	for i := range 3 {
-		if r := res[fmt.Sprintf("%s/p%d.html", tooSlow.base, i)]; r != nil {
-			t.Errorf("Crawl-delay above the cap: got a result %v, want the URL left unfetched", r.Status)
-		}
+		u := fmt.Sprintf("%s/p%d.html", tooSlow.base, i)
+		checkSkipped(t, u, res[u], "skipped: Crawl-delay 60s above the cap 2s")
 		if r := res[fmt.Sprintf("%s/p%d.html", other.base, i)]; r == nil || r.Status != crawldb.StatusFetchSuccess {
 			t.Errorf("other host: %+v", r)
 		}
 	}
-	if st.Unfetched != 3 {
-		t.Errorf("Unfetched = %d, want 3", st.Unfetched)
+	if st.Unfetched != 3 || st.Skipped != 3 {
+		t.Errorf("Unfetched %d, Skipped %d; want 3, 3", st.Unfetched, st.Skipped)
 	}
 	if g := minGap(other.requests()); g < o.ServerDelay {
 		t.Errorf("server delay: requests %v apart", g)
@@ -198,8 +199,8 @@ func TestKeepAlive(t *testing.T) {
 }
 
 // TestExceptionLimit: a host that answers 503 is dropped after
-// MaxExceptionsPerHost exceptions, its other URLs left unfetched; the
-// delay after each exception in a row doubles.
+// MaxExceptionsPerHost exceptions, its other URLs skipped (saying why);
+// the delay after each exception in a row doubles.
 func TestExceptionLimit(t *testing.T) {
 	bad := newRecorder(t, "127.0.2.4", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
@@ -215,14 +216,25 @@ func TestExceptionLimit(t *testing.T) {
 	const backoff = 100 * time.Millisecond
 	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, MaxExceptionsPerHost: 3,
 		ExceptionBackoff: backoff, HoldConnection: time.Second, Log: testLog(), ProgressInterval: -1}
-	res, st := fetchAll(t, o, requests(urls...))
-	if len(res) != 3 || st.Retry != 3 {
-		t.Errorf("%d results, %d retries; want 3 of each", len(res), st.Retry)
+	reqs := requests(urls...)
+	res, st := fetchAll(t, o, reqs)
+	checkAllReported(t, reqs, res)
+	if len(res) != 10 || st.Retry != 3 || st.Skipped != 7 {
+		t.Errorf("%d results, %d retries, %d skipped; want 10, 3, 7", len(res), st.Retry, st.Skipped)
 	}
+	retries := 0
 	for u, r := range res {
+		if r.Code == CodeSkipped {
+			checkSkipped(t, u, r, "skipped: 3 exceptions on the host")
+			continue
+		}
+		retries++
 		if r.Status != crawldb.StatusFetchRetry || r.HTTPStatus != 503 || r.Code != CodeException {
 			t.Errorf("%s: %v %v %d", u, r.Status, r.Code, r.HTTPStatus)
 		}
+	}
+	if retries != 3 {
+		t.Errorf("%d retry results, want 3", retries)
 	}
 	if st.Unfetched != 7 {
 		t.Errorf("Unfetched = %d, want 7", st.Unfetched)
@@ -245,7 +257,7 @@ func TestExceptionLimit(t *testing.T) {
 }
 
 // TestDeadline: at the deadline the fetcher stops; the URLs it did not
-// fetch get no result.
+// fetch get skipped results saying so, and Run returns no error.
 func TestDeadline(t *testing.T) {
 	site := newRecorder(t, "127.0.2.5", site(""))
 	var urls []string
@@ -254,18 +266,28 @@ func TestDeadline(t *testing.T) {
 	}
 	o := Options{Agent: "trawl-test", ServerDelay: 100 * time.Millisecond, AllowPrivate: true,
 		Deadline: time.Now().Add(600 * time.Millisecond), Log: testLog(), ProgressInterval: -1}
-	res, st := fetchAll(t, o, requests(urls...))
-	if !st.DeadlineReached {
-		t.Error("DeadlineReached is false")
+	reqs := requests(urls...)
+	res, st := fetchAll(t, o, reqs)
+	checkAllReported(t, reqs, res)
+	if !st.DeadlineReached || st.Stopped || st.ThroughputTooLow {
+		t.Errorf("DeadlineReached %v, Stopped %v, ThroughputTooLow %v; want true, false, false", st.DeadlineReached, st.Stopped, st.ThroughputTooLow)
 	}
-	if len(res) == 0 || len(res) >= 40 {
-		t.Errorf("%d results, want some but not all 40", len(res))
+	fetched := 0
+	for u, r := range res {
+		if r.Code == CodeSkipped {
+			checkSkipped(t, u, r, "skipped: fetch time limit reached")
+		} else {
+			fetched++
+		}
 	}
-	if int64(len(res))+st.Unfetched != 40 {
-		t.Errorf("%d results + %d unfetched != 40", len(res), st.Unfetched)
+	if fetched == 0 || fetched >= 40 || len(res) != 40 {
+		t.Errorf("%d fetched of %d results, want some but not all 40 of 40", fetched, len(res))
 	}
-	if n := site.pages(); n < len(res) {
-		t.Errorf("%d results but only %d requests", len(res), n)
+	if int64(fetched)+st.Unfetched != 40 || st.Unfetched != st.Skipped {
+		t.Errorf("%d fetched + %d unfetched (%d skipped) != 40", fetched, st.Unfetched, st.Skipped)
+	}
+	if n := site.pages(); n < fetched {
+		t.Errorf("%d fetched but only %d requests", fetched, n)
 	}
 }
 

@@ -77,7 +77,7 @@ func (r *run) resolveKey(ctx context.Context, host string) (string, []netip.Addr
 	}
 	var key netip.Addr
 	for _, a := range addrs {
-		if (r.o.AllowPrivate || !PrivateAddr(a)) && (!key.IsValid() || a.Less(key)) {
+		if !r.o.refuses(a) && (!key.IsValid() || a.Less(key)) {
 			key = a
 		}
 	}

@@ -3,6 +3,8 @@ package fetcher
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -48,6 +50,14 @@ func (r *robotsRules) delay() time.Duration {
 	if r.allowAll || r.group == nil {
 		return 0
 	}
+	// robotstxt rejects negative delays but converts the seconds to a
+	// Duration unchecked: past 2^63 ns (about 292 years) the conversion
+	// overflows, to math.MinInt64 on amd64, which would read as no delay
+	// at all. The server asked for the longest delay: give it that, as the
+	// saturating conversion on arm64 does, so that MaxCrawlDelay skips it.
+	if r.group.CrawlDelay < 0 {
+		return math.MaxInt64
+	}
 	return r.group.CrawlDelay
 }
 
@@ -60,7 +70,7 @@ const (
 	robotsAbandoned                        // the run is ending
 	robotsDeferred                         // a 5xx: leave the server for the round
 	robotsUnreachable                      // a network or DNS error
-	robotsRefused                          // a private address, not allowed
+	robotsRefused                          // a private address (or a redirect to one), not allowed
 )
 
 // parseRobots turns a 200 answer's body into rules for agent. A file that
@@ -80,8 +90,9 @@ func parseRobots(body []byte, agent string) (*robotsRules, bool) {
 // as with Nutch's default http.robots.403.allow) and other codes allow
 // everything; a 5xx defers the server's visits for the round (Nutch's
 // http.robots.5xx.defer.visits); a network error makes the server
-// unreachable, and a refused address refused. Every request is a request
-// to the server and waits for its turn; msg explains a failure.
+// unreachable, and a refused address, the server's own or a redirect
+// target's, refused. Every request is a request to the server and waits
+// for its turn; msg explains a failure.
 func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robotsRules, out robotsOutcome, msg string) {
 	origin := u.Scheme + "://" + u.Host
 	if rules := r.sched.robotsRules(s, origin); rules != nil {
@@ -113,6 +124,9 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 			}
 			var ref *RefusedError
 			if errors.As(err, &ref) {
+				if hop > 0 {
+					return nil, robotsRefused, "refused to follow the robots.txt redirect to " + target + ": " + ref.reason()
+				}
 				return nil, robotsRefused, ref.Error()
 			}
 			return nil, robotsUnreachable, "robots.txt: " + describe(err)
@@ -141,7 +155,7 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 		}
 	case st >= 500:
 		r.o.Count(CounterRobotsDeferred, 1)
-		return nil, robotsDeferred, "robots.txt answered " + httpStatusText(st)
+		return nil, robotsDeferred, fmt.Sprintf("robots.txt unavailable (HTTP %d)", st)
 	default:
 		rules = &robotsRules{allowAll: true, status: st}
 	}

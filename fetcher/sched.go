@@ -1,11 +1,13 @@
 package fetcher
 
 import (
+	"cmp"
 	"container/heap"
 	"context"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 )
@@ -33,7 +35,7 @@ type fateKind uint8
 
 const (
 	fateNone    fateKind = iota
-	fateDropped          // its URLs are left unfetched for the round
+	fateDropped          // its URLs are skipped for the round (fateMsg says why)
 	fateFailed           // its URLs all get the same result (fateCode, fateMsg)
 )
 
@@ -589,7 +591,8 @@ const (
 
 // enqueue queues a URL found during the run (a redirect target) on its
 // server. A URL queued before in the run is not queued again. For a
-// server that failed, it returns the failure's code and message.
+// server that failed or was dropped, it returns the code and message of
+// the URL's result (CodeSkipped for a dropped server).
 func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutcome, Code, string) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -600,7 +603,7 @@ func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutco
 	s := sc.serverFor(host)
 	switch s.fate {
 	case fateDropped:
-		return enqueueDropped, 0, ""
+		return enqueueDropped, CodeSkipped, s.fateMsg
 	case fateFailed:
 		return enqueueFailed, s.fateCode, s.fateMsg
 	}
@@ -614,16 +617,23 @@ func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutco
 	return enqueued, 0, ""
 }
 
-// drop leaves a held server's remaining URLs unfetched for the run and
-// returns how many there were.
-func (sc *scheduler) drop(s *server) int {
+// drop leaves a held server's remaining URLs unfetched for the run, msg
+// saying why, and returns them in the order they were queued; a URL
+// queued for it later is dropped too (enqueue).
+func (sc *scheduler) drop(s *server, msg string) []*item {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	n := s.queue.Len()
+	items := s.queue.items
 	s.queue.items = nil
-	s.fate = fateDropped
+	s.fate, s.fateCode, s.fateMsg = fateDropped, CodeSkipped, msg
 	sc.rew(s)
-	return n
+	sortBySeq(items)
+	return items
+}
+
+// sortBySeq sorts items in the order they were queued.
+func sortBySeq(items []*item) {
+	slices.SortFunc(items, func(a, b *item) int { return cmp.Compare(a.seq, b.seq) })
 }
 
 // fail ends a held server: its remaining URLs, returned, and any URL
@@ -638,15 +648,21 @@ func (sc *scheduler) fail(s *server, code Code, msg string) []*item {
 	return items
 }
 
-// remaining counts the URLs still queued.
-func (sc *scheduler) remaining() int {
+// remaining takes the URLs still queued when the run ends and returns
+// them, server by server in order of first appearance, each server's in
+// the order they were queued.
+func (sc *scheduler) remaining() []*item {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	n := 0
+	var out []*item
 	for _, s := range sc.order {
-		n += s.queue.Len()
+		items := s.queue.items
+		s.queue.items = nil
+		sc.rew(s)
+		sortBySeq(items)
+		out = append(out, items...)
 	}
-	return n
+	return out
 }
 
 // queued counts the URLs queued and the servers busy, for progress.

@@ -20,9 +20,24 @@ const (
 	CodeNotFound     Code = 14 // 404
 	CodeRetry        Code = 15 // try again later (not used for HTTP codes)
 	CodeException    Code = 16 // network errors, timeouts, 5xx, 403, other codes
-	CodeAccessDenied Code = 17 // 401; trawl: a refused private address
+	CodeAccessDenied Code = 17 // 401
 	CodeRobotsDenied Code = 18 // robots.txt disallows the URL
 	CodeNotModified  Code = 21 // 304
+)
+
+// The protocol codes trawl adds to Nutch's, numbered above them. Neither
+// is a verdict on the page: the CrawlDB keeps its row as it was.
+const (
+	// CodeSkipped: the URL was not fetched this round by the fetcher's
+	// own choice (the time limit, a stop, the throughput threshold, the
+	// exception limit of its server, robots.txt unavailable, a
+	// Crawl-delay above the cap); the result's Message says which.
+	CodeSkipped Code = 40
+	// CodeRefused: the fetcher's policy refused the URL, not the server:
+	// its host (or its robots.txt's redirect target) resolves to a
+	// private, loopback or link-local address and Options.AllowPrivate
+	// is off.
+	CodeRefused Code = 41
 )
 
 var codeNames = map[Code]string{
@@ -30,6 +45,7 @@ var codeNames = map[Code]string{
 	CodeTempMoved: "temp_moved", CodeNotFound: "notfound", CodeRetry: "retry",
 	CodeException: "exception", CodeAccessDenied: "access_denied",
 	CodeRobotsDenied: "robots_denied", CodeNotModified: "notmodified",
+	CodeSkipped: "skipped", CodeRefused: "refused",
 }
 
 // String is Nutch's name of the code, in lower case.
@@ -43,8 +59,10 @@ func (c Code) String() string {
 // FetchStatus maps the code to the CrawlDB fetch status, as Nutch's
 // FetcherThread does: success → fetch_success; moved → fetch_redir_perm;
 // temp_moved → fetch_redir_temp; notmodified → fetch_notmodified; gone,
-// notfound, access_denied and robots_denied → fetch_gone; exception,
-// retry and failed → fetch_retry.
+// notfound and access_denied → fetch_gone; exception, retry and failed →
+// fetch_retry. trawl's own statuses: robots_denied →
+// fetch_robots_denied (Nutch: fetch_gone), skipped → fetch_skipped,
+// refused → fetch_refused.
 func (c Code) FetchStatus() crawldb.Status {
 	switch c {
 	case CodeSuccess:
@@ -55,8 +73,14 @@ func (c Code) FetchStatus() crawldb.Status {
 		return crawldb.StatusFetchRedirTemp
 	case CodeNotModified:
 		return crawldb.StatusFetchNotModified
-	case CodeGone, CodeNotFound, CodeAccessDenied, CodeRobotsDenied:
+	case CodeGone, CodeNotFound, CodeAccessDenied:
 		return crawldb.StatusFetchGone
+	case CodeRobotsDenied:
+		return crawldb.StatusFetchRobotsDenied
+	case CodeSkipped:
+		return crawldb.StatusFetchSkipped
+	case CodeRefused:
+		return crawldb.StatusFetchRefused
 	default:
 		return crawldb.StatusFetchRetry
 	}
