@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trawl/trawl/scratch"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -26,7 +27,9 @@ type LocalRunner struct {
 	Storage Resolver
 	// TempDir is where map output is spilled, and where Parquet writers
 	// spool the row group they are writing (a local directory); empty
-	// means os.TempDir().
+	// means os.TempDir(). A job's files go to a scratch directory of its
+	// own under it (see package scratch), which the job removes when it
+	// ends, and which a later job removes if this one was killed.
 	TempDir string
 	// MemoryBudget bounds the memory of the engine's buffers that grow
 	// with the data, shared by the concurrent tasks (each gets
@@ -173,11 +176,18 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 			abortStages(stages)
 		}
 	}()
-	tmp, err := os.MkdirTemp(r.TempDir, "trawl-"+name+"-")
+	// The spill directory is owned (see package scratch): if this process
+	// is killed, the next job removes it.
+	sd, err := scratch.New(r.TempDir, name, scratch.WithLogger(log))
 	if err != nil {
 		return nil, fmt.Errorf("job %s: spill dir: %w", name, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if err := sd.Close(); err != nil {
+			log.Warn("cannot remove the spill directory", "err", err)
+		}
+	}()
+	tmp := sd.Path()
 
 	splits, err := ej.listSplits(ctx, resolver)
 	if err != nil {

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/scratch"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -112,7 +112,9 @@ type streamOpts struct {
 func WithStorage(r Resolver) StreamingOption { return func(o *streamOpts) { o.res = r } }
 
 // WithTempDir sets the directory of a map task's spills and of the files
-// where Parquet writers spool row groups (default os.TempDir()).
+// where Parquet writers spool row groups (default os.TempDir()). A map
+// task's spills go to a scratch directory of its own under it (see package
+// scratch); the spool files are unlinked as soon as they are created.
 func WithTempDir(dir string) StreamingOption { return func(o *streamOpts) { o.tempDir = dir } }
 
 // WithMemoryBudget sets a map task's sort buffer size (default
@@ -346,12 +348,18 @@ func streamMap(t *Task, ej engineJob, o streamOpts, env func(string) string, std
 		c.Add(engineGroup, "output_bytes", n)
 		return nil
 	}
-	tmp, err := os.MkdirTemp(o.tempDir, "trawl-map-")
+	// An owned directory (see package scratch): if this task is killed,
+	// the next task or job with the same temp dir removes it.
+	sd, err := scratch.New(o.tempDir, t.Job, scratch.WithLogger(t.Log))
 	if err != nil {
 		return fmt.Errorf("spill dir: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	sh := &mapShuffle{buf: newSortBuffer(o.budget), parts: ej.reduces(), dir: tmp, prefix: t.ID,
+	defer func() {
+		if err := sd.Close(); err != nil {
+			t.Log.Warn("cannot remove the spill directory", "err", err)
+		}
+	}()
+	sh := &mapShuffle{buf: newSortBuffer(o.budget), parts: ej.reduces(), dir: sd.Path(), prefix: t.ID,
 		combine: ej.combiner(t, c), c: c}
 	for _, sp := range sps {
 		if err := ej.runMap(t, sp, sh, nil, &records); err != nil {

@@ -153,9 +153,11 @@ func streamJob(t *testing.T, name string, conf map[string]string, reducers int) 
 		t.Fatalf("only %d splits", len(lines))
 	}
 	work := t.TempDir()
+	tmp := t.TempDir() // the tasks' os.TempDir(), for their scratch directories
 	counters := &Counters{}
 	env := func(phase string, part int, outDir string) []string {
 		return append(os.Environ(),
+			"TMPDIR="+tmp,
 			"TRAWL_STREAMTEST_PHASE="+phase,
 			EnvJobName+"="+name,
 			EnvJobConf+"="+EncodeConf(conf),
