@@ -107,10 +107,12 @@ type RoundResult struct {
 	Cluster *ClusterResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
-	// Stopped says the round ended early at a StopFile; Err is the error
-	// that ended it, if any.
-	Stopped bool
-	Err     error
+	// Stopped says the round ended early at a StopFile; Interrupted that
+	// an interrupt ended its fetch early (the fetched pages are kept); Err
+	// is the error that ended it, if any.
+	Stopped     bool
+	Interrupted bool
+	Err         error
 }
 
 // CrawlResult reports a Crawl run.
@@ -204,6 +206,13 @@ func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err 
 	}
 	c.initClock()
 
+	// Repair what a crash left in the CrawlDB (an install half done, the
+	// markers of a merge that was installed) before judging the
+	// segments: a segment whose merge was installed is marked merged
+	// now, and so never merged twice.
+	if err := Recover(env); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
 	halfDone, err := c.halfDoneSegments()
 	if err != nil {
 		return nil, err
@@ -292,48 +301,17 @@ type segmentInfo struct {
 	name, uri, path string
 	fetched         bool // crawl_fetch and content published
 	parsed          bool // parse_data, parse_text and crawl_parse published
-	partial         []string
-}
-
-// fetchStageDirs are the outputs of the fetch stage.
-func fetchStageDirs() []string { return []string{segment.DirFetch, segment.DirContent} }
-
-// parseStageDirs are the outputs of the parse stage.
-func parseStageDirs() []string {
-	return []string{segment.DirParseData, segment.DirParseText, segment.DirCrawlParse}
-}
-
-// published reports whether the job output dir of a segment is published.
-func (c *crawler) published(seg, dir string) (bool, error) {
-	return storage.Exists(c.cp.fs, path.Join(seg, dir, "_SUCCESS"))
 }
 
 // inspect reads a segment's stage state.
 func (c *crawler) inspect(name string) (segmentInfo, error) {
 	si := segmentInfo{name: name, uri: storage.Join(c.cp.segURI, name), path: path.Join(c.cp.segPath, name)}
-	count := func(dirs []string) (int, error) {
-		n := 0
-		for _, d := range dirs {
-			ok, err := c.published(si.path, d)
-			if err != nil {
-				return 0, fmt.Errorf("crawl: segment %s: %w", name, err)
-			}
-			if ok {
-				n++
-			}
-		}
-		return n, nil
-	}
-	nf, err := count(fetchStageDirs())
+	st, err := segment.Inspect(c.cp.fs, si.path)
 	if err != nil {
-		return si, err
+		return si, fmt.Errorf("crawl: %w", err)
 	}
-	np, err := count(parseStageDirs())
-	if err != nil {
-		return si, err
-	}
-	si.fetched = nf == len(fetchStageDirs())
-	si.parsed = si.fetched && np == len(parseStageDirs())
+	si.fetched = st.State >= segment.StateFetched
+	si.parsed = st.State >= segment.StateParsed
 	return si, nil
 }
 
@@ -357,9 +335,9 @@ func (c *crawler) halfDoneSegments() ([]segmentInfo, error) {
 			continue
 		}
 		dir := path.Join(c.cp.segPath, fi.Name())
-		merged, err := storage.Exists(c.cp.fs, path.Join(dir, UpdatedMarker))
+		merged, err := segment.IsMerged(c.cp.fs, dir)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: segment %s: %w", fi.Name(), err)
+			return nil, fmt.Errorf("crawl: %w", err)
 		}
 		if merged {
 			newestMerged = max(newestMerged, fi.Name())
@@ -367,7 +345,7 @@ func (c *crawler) halfDoneSegments() ([]segmentInfo, error) {
 		}
 		// A segment without a published fetch list is what a killed
 		// generate left; generate removes it under the CrawlDB lock.
-		if ok, err := c.published(dir, segment.DirGenerate); err != nil {
+		if ok, err := storage.Exists(c.cp.fs, path.Join(dir, segment.DirGenerate, segment.SuccessFile)); err != nil {
 			return nil, fmt.Errorf("crawl: segment %s: %w", fi.Name(), err)
 		} else if !ok {
 			continue
@@ -550,9 +528,12 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 	rr.Run = c.runs
 	defer func() {
 		rr.Duration = time.Since(start)
-		if errors.Is(err, errStopped) {
+		switch {
+		case errors.Is(err, errStopped):
 			rr.Stopped = true
-		} else {
+		case errors.Is(err, ErrInterrupted):
+			rr.Interrupted = true
+		default:
 			rr.Err = err
 		}
 		c.res.Rounds = append(c.res.Rounds, *rr)
@@ -564,23 +545,23 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 		if err := c.stop(); err != nil {
 			return err
 		}
-		if err := c.removeOutputs(si, append(fetchStageDirs(), parseStageDirs()...)); err != nil {
-			return err
-		}
 		f := c.o.Fetch
 		f.Segment, f.Now = si.uri, rr.Time
 		fr, err := Fetch(ctx, c.env, f)
+		rr.Fetch = fr
+		if errors.Is(err, ErrInterrupted) {
+			// The fetched pages are published: the next crawl parses
+			// and merges them before it generates anything new.
+			rr.Stages = append(rr.Stages, "fetch")
+			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+		}
 		if err != nil {
 			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
 		}
-		rr.Fetch = fr
 		rr.Stages = append(rr.Stages, "fetch")
 	}
 	if !si.parsed {
 		if err := c.stop(); err != nil {
-			return err
-		}
-		if err := c.removeOutputs(si, parseStageDirs()); err != nil {
 			return err
 		}
 		p := c.o.Parse
@@ -615,26 +596,6 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 		}
 		rr.Cluster = cr
 		rr.Stages = append(rr.Stages, "cluster")
-	}
-	return nil
-}
-
-// removeOutputs removes stage outputs of a segment that a stage about to
-// run again writes (published by an earlier, interrupted run).
-func (c *crawler) removeOutputs(si segmentInfo, dirs []string) error {
-	for _, d := range dirs {
-		p := path.Join(si.path, d)
-		ok, err := storage.Exists(c.cp.fs, p)
-		if err != nil {
-			return fmt.Errorf("crawl: segment %s: %w", si.uri, err)
-		}
-		if !ok {
-			continue
-		}
-		c.log.Info("removing the output of an interrupted stage", "segment", si.uri, "output", d)
-		if err := c.cp.fs.RemoveAll(p); err != nil {
-			return fmt.Errorf("crawl: segment %s: remove %s: %w", si.uri, d, err)
-		}
 	}
 	return nil
 }
@@ -692,8 +653,12 @@ func (r RoundResult) Summary() string {
 	}
 	b.WriteByte('\n')
 	if f := r.Fetch; f != nil {
-		fmt.Fprintf(&b, "  fetched    %d ok, %d failed (%d gone, %d to retry, %d robots denied), %d not modified, %d redirects, %d left unfetched\n",
+		fmt.Fprintf(&b, "  fetched    %d ok, %d failed (%d gone, %d to retry), %d robots denied, %d not modified, %d redirects, %d left for a later round",
 			f.Fetched, f.Failed, f.Gone, f.Retry, f.RobotsDenied, f.NotModified, f.Redirects, f.Unfetched)
+		if f.Refused > 0 {
+			fmt.Fprintf(&b, ", %d refused by policy (private addresses need --allow-private)", f.Refused)
+		}
+		b.WriteByte('\n')
 		fmt.Fprintf(&b, "  rate       %.1f pages/s, %s in %s\n", f.PagesPerSecond, byteSize(f.Bytes), f.Duration.Round(time.Millisecond))
 	} else if r.Resumed {
 		b.WriteString("  fetched    by an earlier run\n")
@@ -718,6 +683,8 @@ func (r RoundResult) Summary() string {
 		fmt.Fprintf(&b, "  FAILED: %v", r.Err)
 	case r.Stopped:
 		b.WriteString("  stopped at the stop file; the next crawl resumes this round")
+	case r.Interrupted:
+		b.WriteString("  interrupted: the pages fetched are kept; the next crawl parses and merges them")
 	}
 	b.WriteByte('\n')
 	return b.String()

@@ -45,6 +45,10 @@ const (
 	ctrInlinksDropped   = "inlinks_over_limit"   // links beyond MaxInlinks, not counted
 	ctrUnchanged        = "urls_unchanged"       // rows with no new information
 	ctrFetched          = "urls_fetched"         // rows merged with a fetch
+	ctrRobotsDenied     = "urls_robots_denied"   // rows made db_gone by robots.txt
+	// ctrKeptPrefix + a fetch status counts crawl_fetch rows that leave
+	// their CrawlDB row as it was (fetch_skipped, fetch_refused).
+	ctrKeptPrefix       = "kept_"
 	ctrSignatureChanged = "signature_changed"
 	ctrSignatureSame    = "signature_unchanged"
 	ctrForcedRefetch    = "forced_refetch" // interval beyond the maximum: refetch forced
@@ -256,6 +260,16 @@ func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *seg
 	if sig != nil && len(sig.Signature) > 0 {
 		newSig = sig.Signature
 	}
+	if _, ok := res.Metadata[crawldb.ProtocolStatusKey]; ok && fetch.Status != crawldb.StatusFetchRobotsDenied {
+		// The reason of an earlier verdict no longer holds.
+		md := make(map[string]string, len(res.Metadata))
+		for k, v := range res.Metadata {
+			if k != crawldb.ProtocolStatusKey {
+				md[k] = v
+			}
+		}
+		res.Metadata = md
+	}
 	switch fetch.Status {
 	case crawldb.StatusFetchSuccess, crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified:
 		state := crawldb.StateUnknown
@@ -326,6 +340,14 @@ func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *seg
 		res.Signature = oldSig
 		res.Status = crawldb.StatusDBGone
 		m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+	case crawldb.StatusFetchRobotsDenied:
+		// Gone for this agent, as in Nutch, with the reason recorded so
+		// that readers can tell it from a server's 404.
+		res.Signature = oldSig
+		res.Status = crawldb.StatusDBGone
+		m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		res.Metadata = overlay(res.Metadata, map[string]string{crawldb.ProtocolStatusKey: "robots_denied"})
+		count(ctrRobotsDenied, 1)
 	default:
 		return fmt.Errorf("updatedb: %s: crawl_fetch status %v is not a fetch status", res.URL, fetch.Status)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 	"github.com/trawl/trawl/urlutil"
 )
@@ -45,6 +46,10 @@ type Env struct {
 	// KeepOldDB keeps the previous CrawlDB as crawldb/old after an update
 	// (Nutch's db.preserve.backup).
 	KeepOldDB bool
+	// Interrupt, if set, delivers the process's interrupts: Fetch ends
+	// gracefully at the first one and keeps what it fetched (see
+	// Interrupt); other jobs are cancelled through their context.
+	Interrupt *Interrupt
 	// Execute, if set, runs the drivers' engine jobs instead of Runner
 	// (e.g. as Hadoop Streaming jobs of the trawl binary).
 	Execute Executor
@@ -93,10 +98,11 @@ func (e Env) runner() *mapreduce.LocalRunner {
 const (
 	dirCrawlDB  = "crawldb"
 	dirSegments = "segments"
-	// UpdatedMarker is the file updatedb writes into a segment once the
-	// segment is merged into the CrawlDB; until then generate treats the
-	// segment's fetch list as pending (see Generate).
-	UpdatedMarker = "_updated"
+	// UpdatedMarker is segment.MergedMarker, the file updatedb writes
+	// into a segment once the segment is merged into the CrawlDB; until
+	// then generate treats the segment's fetch list as pending (see
+	// Generate).
+	UpdatedMarker = segment.MergedMarker
 )
 
 // CrawlDBDir returns the URI of the crawl's CrawlDB directory.
@@ -140,6 +146,11 @@ func (e Env) lock(cp crawlPaths, holder string) (*crawldb.LockHandle, error) {
 		return nil, fmt.Errorf("%s: %w", holder, err)
 	}
 	return h, nil
+}
+
+// segmentLockOptions are the options of the segment locks the jobs take.
+func (e Env) segmentLockOptions() segment.LockOptions {
+	return segment.LockOptions{Force: e.ForceLock, MaxAge: e.LockMaxAge, Logger: e.log()}
 }
 
 // unlock releases h, joining its error into *errp.

@@ -104,14 +104,21 @@ type FetchResult struct {
 	// Segment is the fetched segment's URI.
 	Segment string
 	// Rows of crawl_fetch by status: Fetched (fetch_success), NotModified,
-	// Redirects (perm and temp), Gone (fetch_gone, robots-denied URLs
-	// included) and Retry (fetch_retry); Failed is Retry plus Gone
-	// without the robots-denied URLs.
+	// Redirects (perm and temp), Gone (fetch_gone), Retry (fetch_retry),
+	// RobotsDenied (fetch_robots_denied), Skipped (fetch_skipped: left for
+	// a later round) and Refused (fetch_refused: refused by trawl's own
+	// policy, e.g. a private address without allow-private); Failed is
+	// Retry plus Gone.
 	Fetched, Failed, Redirects, NotModified, Gone, Retry, RobotsDenied int64
-	// Unfetched counts fetch-list URLs absent from crawl_fetch, left for
-	// the next round: their host was skipped (robots.txt 5xx, Crawl-delay
-	// above the cap, too many exceptions) or the time limit came first.
+	Skipped, Refused                                                   int64
+	// Unfetched counts fetch-list URLs left for a later round (each has a
+	// fetch_skipped row): their host was skipped (robots.txt 5xx,
+	// Crawl-delay above the cap, too many exceptions), or the time limit
+	// or an interrupt came first.
 	Unfetched int64
+	// Interrupted says an interrupt ended the fetch early (see Interrupt);
+	// what was fetched is published.
+	Interrupted bool
 	// Bytes counts body bytes read from the network.
 	Bytes int64
 	// Counters are the engine's and the job's counters (group "fetch").
@@ -133,6 +140,8 @@ const (
 	ctrFetchTasks      = "tasks"
 	ctrFetchContent    = "content_rows"
 	ctrFetchRedirected = "redirect_targets_fetched"
+	// ctrFetchInterrupted counts the tasks an interrupt ended early.
+	ctrFetchInterrupted = "tasks_interrupted"
 )
 
 // Conf keys of the fetch job.
@@ -180,17 +189,28 @@ const (
 // memory). Redirect targets followed within the fetch (FollowRedirects)
 // get crawl_fetch rows of their own, without a fetch-list datum.
 //
-// URLs whose host is skipped for the round, or that the time limit
-// leaves, are absent from crawl_fetch, as in Nutch: updatedb leaves their
-// CrawlDB rows as they were, so they are due again. Fetch times are
-// Now plus the time elapsed since the job started (simulated time in a
-// simulated crawl).
+// Every URL of the fetch list ends with a crawl_fetch row: fetched,
+// failed with its reason, fetch_robots_denied, fetch_refused (trawl's own
+// policy refused it, e.g. a private address without AllowPrivate), or
+// fetch_skipped with the reason it was left for a later round (its host
+// was skipped, the time limit or an interrupt came first); updatedb
+// leaves the CrawlDB rows of skipped and refused URLs as they were, so
+// they are due again. Fetch times are Now plus the time elapsed since the
+// job started (simulated time in a simulated crawl).
 //
-// A segment whose crawl_fetch is published is not fetched again (an
-// error); a content directory left without crawl_fetch by an interrupted
-// publish is removed first. Fetch takes no CrawlDB lock: it reads and
-// writes only the segment.
-func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
+// Fetch holds the segment's lock (segment.Lock) for its whole run, so a
+// second fetch of the segment fails at once with an error matching
+// crawldb.ErrLocked. Under the lock it removes what a killed run left
+// (segment.Clean, and a content directory published without crawl_fetch);
+// a segment whose crawl_fetch is published is not fetched again (an
+// error). Fetch takes no CrawlDB lock: it reads and writes only the
+// segment.
+//
+// With Env.Interrupt, the first interrupt ends the fetch as the time
+// limit does: no new requests, the ones in flight cut, every URL not
+// fetched recorded as skipped, and what was fetched published; Fetch then
+// returns its result with an error matching ErrInterrupted.
+func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err error) {
 	start := time.Now()
 	log := env.log().With("job", JobFetch)
 	if o.Segment == "" {
@@ -224,25 +244,33 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
 	}
 	genDir := path.Join(segPath, segment.DirGenerate)
-	if ok, err := storage.Exists(fsys, path.Join(genDir, "_SUCCESS")); err != nil {
-		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
-	} else if !ok {
-		return nil, fmt.Errorf("fetch: segment %s has no published %s (was it generated?)", o.Segment, segment.DirGenerate)
+	// The segment's lock, held for the whole fetch: a second fetch (or a
+	// parse, or an updatedb) of this segment fails at once, naming us.
+	sl, err := segment.Lock(fsys, segPath, JobFetch, env.segmentLockOptions())
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	fetchDir, contentDir := path.Join(segPath, segment.DirFetch), path.Join(segPath, segment.DirContent)
-	if ok, err := storage.Exists(fsys, fetchDir); err != nil {
-		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
-	} else if ok {
-		return nil, fmt.Errorf("fetch: segment %s is already fetched (%s exists); remove %s and %s to fetch it again",
+	defer env.unlock(sl, &err)
+	if _, err := segment.Clean(fsys, segPath, log); err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	st, err := segment.Inspect(fsys, segPath)
+	if err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
+	}
+	switch {
+	case st.State == segment.StateMerged:
+		return nil, fmt.Errorf("fetch: segment %s is already fetched and merged into the CrawlDB", o.Segment)
+	case st.State == segment.StateIncomplete:
+		return nil, fmt.Errorf("fetch: segment %s has no published %s (was it generated?)", o.Segment, segment.DirGenerate)
+	case st.State >= segment.StateFetched:
+		return nil, fmt.Errorf("fetch: segment %s is already fetched (%s is published); remove %s and %s to fetch it again",
 			o.Segment, segment.DirFetch, segment.DirFetch, segment.DirContent)
 	}
-	if ok, err := storage.Exists(fsys, contentDir); err != nil {
-		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
-	} else if ok {
-		log.Warn("removing the content of an interrupted fetch", "dir", storage.Join(o.Segment, segment.DirContent))
-		if err := fsys.RemoveAll(contentDir); err != nil {
-			return nil, fmt.Errorf("fetch: remove %s: %w", storage.Join(o.Segment, segment.DirContent), err)
-		}
+	// What an interrupted fetch published in part (content without
+	// crawl_fetch) goes; so does anything of a stage after it.
+	if err := segment.RemoveOutputs(fsys, segPath, append(segment.FetchOutputs(), segment.ParseOutputs()...), log); err != nil {
+		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	parts, rows, err := fetchListParts(fsys, genDir, storage.Join(o.Segment, segment.DirGenerate))
 	if err != nil {
@@ -284,7 +312,9 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	if c.err != nil {
 		return nil, fmt.Errorf("fetch: %w", c.err)
 	}
-	job, err := newFetchJob(c.m)
+	stop, release := env.Interrupt.begin()
+	defer release()
+	job, err := newFetchJob(c.m, stop)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
@@ -298,11 +328,13 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 		Segment: o.Segment, Counters: jr.Counters,
 		Fetched: g("fetch_success"), NotModified: g("fetch_notmodified"),
 		Redirects: g("fetch_redir_perm") + g("fetch_redir_temp"),
-		Gone:      g("fetch_gone"), Retry: g("fetch_retry"), RobotsDenied: g(fetcher.CounterRobotsDenied),
+		Gone: g("fetch_gone"), Retry: g("fetch_retry"), RobotsDenied: g(crawldb.StatusFetchRobotsDenied.String()),
+		Skipped: g(crawldb.StatusFetchSkipped.String()), Refused: g(crawldb.StatusFetchRefused.String()),
 		Unfetched: g(ctrFetchUnfetched), Bytes: g(fetcher.CounterBytes),
-		Duration: time.Since(start),
+		Interrupted: g(ctrFetchInterrupted) > 0,
+		Duration:    time.Since(start),
 	}
-	r.Failed = r.Retry + r.Gone - r.RobotsDenied
+	r.Failed = r.Retry + r.Gone
 	if s := r.Duration.Seconds(); s > 0 {
 		r.PagesPerSecond = float64(r.Fetched) / s
 	}
@@ -312,8 +344,12 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (*FetchResult, error) {
 	}
 	log.Info("fetch done", "segment", o.Segment, "fetched", r.Fetched, "notmodified", r.NotModified,
 		"redirects", r.Redirects, "gone", r.Gone, "retry", r.Retry, "robots_denied", r.RobotsDenied,
-		"unfetched", r.Unfetched, "bytes", r.Bytes, "pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond),
-		"duration", r.Duration.Round(time.Millisecond))
+		"skipped", r.Skipped, "refused", r.Refused, "unfetched", r.Unfetched, "bytes", r.Bytes,
+		"pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond), "duration", r.Duration.Round(time.Millisecond))
+	if r.Interrupted {
+		return r, fmt.Errorf("fetch: %w: kept %d fetched pages in %s; the %d URLs not fetched are recorded as skipped and stay due",
+			ErrInterrupted, r.Fetched, o.Segment, r.Unfetched)
+	}
 	return r, nil
 }
 
@@ -410,8 +446,9 @@ type fetchTask struct {
 	rows []crawldb.Datum
 }
 
-// newFetchJob builds the fetch job from its Conf.
-func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord], error) {
+// newFetchJob builds the fetch job from its Conf. When stop closes, the
+// tasks end as at the time limit and keep what they fetched (nil: never).
+func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetchRecord, fetchRecord], error) {
 	c := &conf{m: m}
 	in, out, contentOut := c.str(confIn), c.str(confFetchOut), c.str(confFetchContent)
 	fc := &fetchConfig{}
@@ -437,6 +474,7 @@ func newFetchJob(m map[string]string) (*mapreduce.Job[fetchRecord, fetchRecord],
 		ThroughputRetries:    int(c.integer(confFetchTPRetries)),
 	}
 	fc.start, fc.now = c.time(confFetchStart), c.time(confNow)
+	fc.opts.Stop = stop
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -540,8 +578,8 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 		reqs[i] = fetcher.Request{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Priority: float64(d.Score), ID: i}
 	}
 	var out []segment.Fetch
-	reported := 0
-	_, err = f.Run(t.Ctx, reqs, func(r *fetcher.Result) error {
+	reported := make([]bool, len(rows))
+	st, err := f.Run(t.Ctx, reqs, func(r *fetcher.Result) error {
 		fr := segment.Fetch{
 			URL: r.Request.URL, Status: r.Status, FetchTime: r.Time.UTC(), HTTPStatus: int32(r.HTTPStatus),
 			ContentType: r.ContentType, RedirectURL: r.RedirectURL, ETag: r.ETag, LastModified: r.LastModified,
@@ -549,7 +587,7 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 		}
 		if r.Request.ID >= 0 {
 			fr.Datum = rows[r.Request.ID]
-			reported++
+			reported[r.Request.ID] = true
 		} else {
 			t.Count(ctrFetchRedirected, 1)
 		}
@@ -566,7 +604,28 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
-	t.Count(ctrFetchUnfetched, int64(len(rows)-reported))
+	if st.Stopped {
+		t.Count(ctrFetchInterrupted, 1)
+	}
+	// Every URL of the fetch list ends with a crawl_fetch row. The
+	// fetcher reports each request once (a URL listed twice, once);
+	// anything it did not report is recorded as skipped, never dropped.
+	seen := make(map[string]bool, len(out))
+	for i := range out {
+		seen[out[i].URL] = true
+	}
+	unfetched := st.Unfetched
+	for i, ok := range reported {
+		if ok || seen[rows[i].URL] {
+			continue
+		}
+		seen[rows[i].URL] = true
+		out = append(out, segment.Fetch{URL: rows[i].URL, Status: crawldb.StatusFetchSkipped,
+			Message: "skipped: the fetcher gave no result", Datum: rows[i]})
+		t.Count(crawldb.StatusFetchSkipped.String(), 1)
+		unfetched++
+	}
+	t.Count(ctrFetchUnfetched, unfetched)
 	slices.SortFunc(out, func(a, b segment.Fetch) int { return strings.Compare(a.URL, b.URL) })
 	for i := range out {
 		emit(out[i].URL, fetchRecord{Fetch: &out[i]})

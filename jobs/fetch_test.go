@@ -161,7 +161,7 @@ func TestFetchJob(t *testing.T) {
 		requested[a.Host+a.Path]++
 	}
 
-	var nSuccess, nAbsent int64
+	var nSuccess, nAbsent, nSkipped int64
 	seen := map[string]int{}
 	for u, d := range fl {
 		id, ok := truth[u]
@@ -180,10 +180,11 @@ func TestFetchJob(t *testing.T) {
 		var want crawldb.Status
 		switch {
 		case host.Role == simweb.RoleDown:
-			if got {
-				t.Errorf("%s (robots.txt 503): %v, want no row", u, f.Status)
+			if !got || f.Status != crawldb.StatusFetchSkipped || !strings.Contains(f.Message, "robots.txt") {
+				t.Errorf("%s (robots.txt 503): %v %q, want a fetch_skipped row naming robots.txt", u, f.Status, f.Message)
 			}
 			seen["deferred"]++
+			nSkipped++
 			continue
 		case !got:
 			t.Errorf("%s (%s, %d): no crawl_fetch row", u, p.Kind, p.Status)
@@ -191,7 +192,7 @@ func TestFetchJob(t *testing.T) {
 		case host.Role == simweb.RoleUnresolvable, host.Role == simweb.RoleReset:
 			want = crawldb.StatusFetchRetry
 		case !p.RobotsAllowed:
-			want = crawldb.StatusFetchGone
+			want = crawldb.StatusFetchRobotsDenied
 			if requested[host.Name+p.Path] > 0 {
 				t.Errorf("%s is disallowed by robots.txt but was requested", u)
 			}
@@ -244,11 +245,16 @@ func TestFetchJob(t *testing.T) {
 			t.Errorf("no %s case in the web: pick another seed", k)
 		}
 	}
-	if int64(len(fetched)) != res.Fetched+res.NotModified+res.Redirects+res.Gone+res.Retry {
+	// No silent drops: every URL of the fetch list has a row.
+	if nAbsent != 0 {
+		t.Errorf("%d fetch-list URLs have no crawl_fetch row", nAbsent)
+	}
+	if int64(len(fetched)) != res.Fetched+res.NotModified+res.Redirects+res.Gone+res.Retry+res.RobotsDenied+res.Skipped+res.Refused {
 		t.Errorf("%d crawl_fetch rows, result counts %+v", len(fetched), res)
 	}
-	if res.Unfetched != nAbsent || res.Fetched != int64(len(contents)) {
-		t.Errorf("result: unfetched %d (absent %d), fetched %d (content rows %d)", res.Unfetched, nAbsent, res.Fetched, len(contents))
+	if res.Unfetched != res.Skipped || res.Skipped < nSkipped || res.Fetched != int64(len(contents)) {
+		t.Errorf("result: unfetched %d, skipped %d (robots.txt unavailable %d), fetched %d (content rows %d)",
+			res.Unfetched, res.Skipped, nSkipped, res.Fetched, len(contents))
 	}
 	t.Logf("cases %v; result %+v", seen, *res)
 
@@ -280,6 +286,13 @@ func TestFetchJob(t *testing.T) {
 			want = crawldb.StatusDBRedirTemp
 		case crawldb.StatusFetchRetry:
 			want = crawldb.StatusDBUnfetched
+		case crawldb.StatusFetchRobotsDenied:
+			want = crawldb.StatusDBGone
+			if d.Metadata[crawldb.ProtocolStatusKey] != "robots_denied" {
+				t.Errorf("%s: robots-denied row lacks its reason: %v", u, d.Metadata)
+			}
+		case crawldb.StatusFetchSkipped, crawldb.StatusFetchRefused:
+			want = crawldb.StatusDBUnfetched // the row as it was
 		}
 		if d.Status != want {
 			t.Errorf("%s: %v after %v, want %v", u, d.Status, f.Status, want)
@@ -387,13 +400,21 @@ func TestFetchTimeLimit(t *testing.T) {
 	if res.Unfetched == 0 || len(fetched) == 0 {
 		t.Fatalf("%d fetched, %d unfetched: want both", len(fetched), res.Unfetched)
 	}
-	if int64(len(fetched))+res.Unfetched != int64(len(urls)) {
-		t.Errorf("%d rows + %d unfetched != %d URLs", len(fetched), res.Unfetched, len(urls))
+	// Every URL has a row: fetched, or skipped at the time limit.
+	if len(fetched) != len(urls) {
+		t.Errorf("%d rows for %d URLs", len(fetched), len(urls))
 	}
+	var skipped int64
 	for u, f := range fetched {
-		if f.Status != crawldb.StatusFetchSuccess {
+		switch {
+		case f.Status == crawldb.StatusFetchSkipped && f.Message == "skipped: fetch time limit reached":
+			skipped++
+		case f.Status != crawldb.StatusFetchSuccess:
 			t.Errorf("%s: %v %q", u, f.Status, f.Message)
 		}
+	}
+	if skipped != res.Unfetched || skipped != res.Skipped {
+		t.Errorf("%d skipped rows, result: %d unfetched, %d skipped", skipped, res.Unfetched, res.Skipped)
 	}
 }
 

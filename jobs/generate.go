@@ -275,7 +275,10 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 		return nil, ErrNothingDue
 	}
 
-	pending, err := pendingSegments(cp, o.Now, o.Delay, log)
+	// A segment is named by the wall clock when it was generated, so its
+	// hold ends by the wall clock too: a simulated Now (--now) never
+	// lifts it, or a page would be generated (and fetched) twice.
+	pending, err := pendingSegments(cp, time.Now(), o.Delay, log)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
@@ -448,9 +451,8 @@ func (o *GenerateOptions) resolverConfig() resolver.Config {
 	return c
 }
 
-// segmentNameLayout is the time layout of segment names (Nutch's
-// yyyyMMddHHmmss).
-const segmentNameLayout = "20060102150405"
+// segmentNameLayout is the time layout of segment names.
+const segmentNameLayout = segment.NameLayout
 
 // newSegmentName is the UTC time t as a segment name, one second later
 // while that name is taken.
@@ -472,7 +474,7 @@ func newSegmentName(cp crawlPaths, t time.Time) (string, error) {
 
 // pendingSegments lists the segments whose fetch lists still hold their
 // URLs: a published crawl_generate, no UpdatedMarker, generated less than
-// delay before now. It also removes what a killed generate left behind: a
+// delay before now (the wall clock: segment names are wall-clock times). It also removes what a killed generate left behind: a
 // segment directory holding only _-prefixed entries, and a stale _select.
 func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log interface {
 	Info(string, ...any)

@@ -266,8 +266,21 @@ func TestGenerateLockAndUpdate(t *testing.T) {
 		t.Fatalf("fourth generate: %v, want ErrNothingDue", err)
 	}
 
-	// The pending segments stop holding their URLs after the delay.
-	late, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(8 * 24 * time.Hour), Schedule: ScheduleOptions{Name: "default"}})
+	// A simulated time past the delay does not end the hold: segments
+	// are named, and held, by the wall clock (a page would be fetched
+	// twice otherwise).
+	if _, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(8 * 24 * time.Hour), Schedule: ScheduleOptions{Name: "default"}}); !errors.Is(err, ErrNothingDue) {
+		t.Fatalf("generate at a simulated time past the delay: %v, want ErrNothingDue", err)
+	}
+	// The pending segments stop holding their URLs after the delay (by
+	// the wall clock; segment names taken in one second move to the next
+	// seconds, so wait for the newest name's time).
+	newest, err := time.Parse(segmentNameLayout, third.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(newest.Add(10 * time.Millisecond)))
+	late, err := Generate(context.Background(), env, GenerateOptions{Now: now.Add(8 * 24 * time.Hour), Delay: 5 * time.Millisecond, Schedule: ScheduleOptions{Name: "default"}})
 	if err != nil {
 		t.Fatal(err)
 	}

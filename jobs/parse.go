@@ -168,35 +168,44 @@ func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err 
 	if err != nil {
 		return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
 	}
-	for _, in := range []string{segment.DirContent, segment.DirFetch} {
-		ok, err := storage.Exists(fsys, path.Join(segPath, in, "_SUCCESS"))
-		if err != nil {
-			return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("parse: segment %s has no published %s (was it fetched?)", seg, in)
-		}
+	// The segment's lock, held for the whole parse: a second parse (or a
+	// fetch, or an updatedb) of this segment fails at once, naming us.
+	sl, err := segment.Lock(fsys, segPath, JobParse, env.segmentLockOptions())
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
 	}
-	outs := []string{segment.DirParseData, segment.DirParseText, segment.DirCrawlParse}
-	var present []string
-	for _, out := range outs {
-		ok, err := storage.Exists(fsys, path.Join(segPath, out))
-		if err != nil {
-			return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
+	defer env.unlock(sl, &err)
+	if _, err := segment.Clean(fsys, segPath, log); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	st, err := segment.Inspect(fsys, segPath)
+	if err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	switch st.State {
+	case segment.StateMerged:
+		return nil, fmt.Errorf("parse: segment %s is already merged into the CrawlDB: its parse would never be merged", seg)
+	case segment.StateIncomplete, segment.StateGenerated, segment.StateFetched:
+		for _, in := range segment.FetchOutputs() {
+			if !st.Has(in) {
+				return nil, fmt.Errorf("parse: segment %s has no published %s (was it fetched?)", seg, in)
+			}
 		}
-		if ok {
+	case segment.StateParsed:
+		return nil, fmt.Errorf("parse: segment %s: %w (it holds %s)", seg, ErrSegmentParsed, strings.Join(segment.ParseOutputs(), ", "))
+	}
+	var present []string
+	for _, out := range segment.ParseOutputs() {
+		if ok, err := storage.Exists(fsys, path.Join(segPath, out)); err != nil {
+			return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
+		} else if ok {
 			present = append(present, out)
 		}
 	}
-	switch {
-	case len(present) == len(outs):
-		return nil, fmt.Errorf("parse: segment %s: %w (it holds %s)", seg, ErrSegmentParsed, strings.Join(outs, ", "))
-	case len(present) > 0:
+	if len(present) > 0 {
 		log.Warn("segment partly parsed (a run died while publishing): removing its parse outputs and parsing again", "outputs", present)
-		for _, out := range present {
-			if err := fsys.RemoveAll(path.Join(segPath, out)); err != nil {
-				return nil, fmt.Errorf("parse: segment %s: remove partial %s: %w", seg, out, err)
-			}
+		if err := segment.RemoveOutputs(fsys, segPath, present, log); err != nil {
+			return nil, fmt.Errorf("parse: %w", err)
 		}
 	}
 

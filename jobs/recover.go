@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -25,6 +26,28 @@ type mergedSegments struct {
 	Segments []string  `json:"segments"` // URIs
 }
 
+// Recover repairs what a crash left in the crawl's CrawlDB, under the
+// CrawlDB's lock: an install half done is undone or completed, and the
+// segments the installed CrawlDB version merged are marked merged
+// (segment.MergedMarker) if the crash came before their markers. Every
+// job that writes the CrawlDB does this itself; Crawl does it before it
+// judges which segments are half done.
+func Recover(env Env) (err error) {
+	cp, err := env.paths()
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	lock, err := env.lock(cp, "recover")
+	if err != nil {
+		return err
+	}
+	defer env.unlock(lock, &err)
+	if err := recoverDB(env, cp, env.log()); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	return nil
+}
+
 // recoverDB repairs what a crash can leave behind; callers hold the CrawlDB
 // lock. It undoes a half-done install (crawldb.Recover), then rolls forward
 // the segment markers of the installed version: if updatedb died after
@@ -34,6 +57,25 @@ type mergedSegments struct {
 func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
 	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
 		return err
+	}
+	// An install whose last step (removing the previous version) failed
+	// left old beside current: without KeepOldDB it is no backup anyone
+	// asked for.
+	if !env.KeepOldDB {
+		hasCur, err := storage.Exists(cp.fs, crawldb.Current(cp.dbPath))
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		hasOld, err := storage.Exists(cp.fs, crawldb.Old(cp.dbPath))
+		if err != nil {
+			return fmt.Errorf("recover: %w", err)
+		}
+		if hasCur && hasOld {
+			log.Info("removing the previous CrawlDB version an interrupted install left", "path", storage.Join(cp.dbURI, crawldb.OldName))
+			if err := cp.fs.RemoveAll(crawldb.Old(cp.dbPath)); err != nil {
+				return fmt.Errorf("recover: remove %s: %w", crawldb.Old(cp.dbPath), err)
+			}
+		}
 	}
 	data, err := storage.ReadFile(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName, mergedSegmentsFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -51,7 +93,7 @@ func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("segment %s: %w", s, err)
 		}
-		done, err := storage.Exists(fsys, path.Join(p, UpdatedMarker))
+		done, err := segment.IsMerged(fsys, p)
 		if err != nil {
 			return fmt.Errorf("segment %s: %w", s, err)
 		}
@@ -62,21 +104,10 @@ func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
 			continue // the segment was removed since: nothing to mark
 		}
 		log.Warn("marking a segment merged by an interrupted updatedb", "segment", s)
-		if err := markMerged(fsys, p, m); err != nil {
+		if err := segment.MarkMerged(fsys, p, segment.MergeRecord{Time: m.Time, CrawlDB: m.CrawlDB}); err != nil {
 			return fmt.Errorf("segment %s: %w", s, err)
 		}
 	}
 	return nil
 }
 
-// markMerged writes UpdatedMarker into the segment at p.
-func markMerged(fsys storage.FS, p string, m mergedSegments) error {
-	marker, err := json.Marshal(struct {
-		Time    time.Time `json:"time"`
-		CrawlDB string    `json:"crawldb"`
-	}{m.Time, m.CrawlDB})
-	if err != nil {
-		return err
-	}
-	return storage.WriteFileAtomic(fsys, path.Join(p, UpdatedMarker), append(marker, '\n'))
-}

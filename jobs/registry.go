@@ -34,7 +34,7 @@ func Registry() mapreduce.Registry {
 			return newUpdateDBJob(c)
 		},
 		JobFetch: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newFetchJob(c)
+			return newFetchJob(c, nil)
 		},
 		JobParse: func(c map[string]string) (mapreduce.Runnable, error) {
 			return newParseJob(c)

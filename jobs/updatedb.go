@@ -46,8 +46,11 @@ type UpdateOptions struct {
 	Now time.Time
 	// Schedule sets the next fetch of every fetched or new URL.
 	Schedule ScheduleOptions
-	// Remerge allows segments already merged (they hold UpdatedMarker);
-	// merging one twice counts its links' OPIC cash twice.
+	// Remerge merges segments already merged (they hold
+	// segment.MergedMarker) again; merging one twice counts its fetches
+	// and its links' OPIC cash twice. Without it such segments are
+	// skipped, and UpdateDB fails with ErrAlreadyMerged if no segment is
+	// left.
 	Remerge bool
 }
 
@@ -55,8 +58,10 @@ type UpdateOptions struct {
 type UpdateResult struct {
 	// CrawlDB is the installed CrawlDB (crawldb/current).
 	CrawlDB string
-	// Segments are the merged segments.
+	// Segments are the merged segments; Skipped those given but already
+	// merged (see ErrAlreadyMerged).
 	Segments []string
+	Skipped  []string
 	// Rows is the CrawlDB's size afterwards; Fetched the rows merged with
 	// a fetch; Added the URLs new from links; StatusCounts the rows by
 	// status name, as Nutch's "CrawlDB status" counters.
@@ -81,6 +86,12 @@ type UpdateResult struct {
 }
 
 const jobUpdateDB = JobUpdateDB
+
+// ErrAlreadyMerged is matched by UpdateDB's error when every segment
+// given was already merged into the CrawlDB: nothing to do. A retry of an
+// updatedb whose marker write failed ends this way, never with a second
+// merge.
+var ErrAlreadyMerged = errors.New("every segment given is already merged into the CrawlDB")
 
 // Conf keys of the updatedb job.
 const (
@@ -200,14 +211,13 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
 
-	// Check the segments before taking the lock.
+	// The segments, resolved and deduplicated.
 	type segDir struct {
 		uri  string
 		fs   storage.FS
 		path string
 	}
-	var segs []segDir
-	var inputs []segmentInput
+	var given []segDir
 	seen := map[string]bool{}
 	for _, s := range o.Segments {
 		s = strings.TrimRight(s, "/")
@@ -219,37 +229,60 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		if err != nil {
 			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
 		}
-		ok, err := storage.Exists(fsys, path.Join(p, segment.DirFetch, "_SUCCESS"))
-		if err != nil {
-			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("updatedb: segment %s has no published %s (was it fetched?)", s, segment.DirFetch)
-		}
-		if done, err := storage.Exists(fsys, path.Join(p, UpdatedMarker)); err != nil {
-			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
-		} else if done && !o.Remerge {
-			return nil, fmt.Errorf("updatedb: segment %s was already merged into the CrawlDB (it holds %s); merging it again would count its links twice", s, UpdatedMarker)
-		}
-		in := segmentInput{Fetch: storage.Join(s, segment.DirFetch)}
-		if parsed, err := storage.Exists(fsys, path.Join(p, segment.DirCrawlParse, "_SUCCESS")); err != nil {
-			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
-		} else if parsed {
-			in.Parse = storage.Join(s, segment.DirCrawlParse)
-		} else {
-			log.Info("segment not parsed: merging its fetch status only", "segment", s)
-		}
-		segs = append(segs, segDir{uri: s, fs: fsys, path: p})
-		inputs = append(inputs, in)
+		given = append(given, segDir{uri: s, fs: fsys, path: p})
 	}
 
+	// Take the CrawlDB's lock, then each segment's, then recover what a
+	// crash left: only then are the segments' states decided. A segment
+	// that recovery marks merged (its merge was installed, its marker not
+	// written) is never merged again.
 	lock, err := env.lock(cp, jobUpdateDB)
 	if err != nil {
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
+	for _, s := range given {
+		sl, err := segment.Lock(s.fs, s.path, jobUpdateDB, env.segmentLockOptions())
+		if err != nil {
+			return nil, fmt.Errorf("updatedb: %w", err)
+		}
+		defer env.unlock(sl, &err)
+	}
 	if err := recoverDB(env, cp, log); err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	var segs []segDir
+	var inputs []segmentInput
+	var skipped []string
+	for _, s := range given {
+		if _, err := segment.Clean(s.fs, s.path, log); err != nil {
+			return nil, fmt.Errorf("updatedb: %w", err)
+		}
+		st, err := segment.Inspect(s.fs, s.path)
+		if err != nil {
+			return nil, fmt.Errorf("updatedb: %w", err)
+		}
+		if st.State == segment.StateMerged && !o.Remerge {
+			log.Warn("segment already merged into the CrawlDB: skipped (merging it again would count its fetches and links twice)",
+				"segment", s.uri)
+			skipped = append(skipped, s.uri)
+			continue
+		}
+		if !st.Has(segment.DirFetch) {
+			return nil, fmt.Errorf("updatedb: segment %s has no published %s (was it fetched?)", s.uri, segment.DirFetch)
+		}
+		in := segmentInput{Fetch: storage.Join(s.uri, segment.DirFetch)}
+		if st.Has(segment.DirCrawlParse) {
+			in.Parse = storage.Join(s.uri, segment.DirCrawlParse)
+		} else {
+			log.Info("segment not parsed: merging its fetch status only", "segment", s.uri)
+		}
+		segs = append(segs, s)
+		inputs = append(inputs, in)
+	}
+	if len(segs) == 0 {
+		return nil, fmt.Errorf("updatedb: %w: %s (merging again would count their fetches and links twice; --remerge does it anyway)",
+			ErrAlreadyMerged, strings.Join(skipped, ", "))
 	}
 	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
 	if err != nil {
@@ -316,12 +349,12 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
 	}
 	for _, s := range segs {
-		if err := markMerged(s.fs, s.path, merged); err != nil {
+		if err := segment.MarkMerged(s.fs, s.path, segment.MergeRecord{Time: merged.Time, CrawlDB: merged.CrawlDB}); err != nil {
 			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
 		}
 	}
 
-	res = &UpdateResult{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), Segments: o.Segments,
+	res = &UpdateResult{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), Segments: merged.Segments, Skipped: skipped,
 		Counters: jr.Counters, StatusCounts: map[string]int64{}}
 	for name, v := range jr.Counters.Snapshot()[jobUpdateDB] {
 		if s, ok := strings.CutPrefix(name, ctrStatusPrefix); ok {
@@ -412,7 +445,14 @@ func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum]
 		inputs = append(inputs, mapreduce.From(s.Fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[dbValue]) error {
 			switch f.Status {
 			case crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry, crawldb.StatusFetchGone,
-				crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified:
+				crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified,
+				crawldb.StatusFetchRobotsDenied:
+			case crawldb.StatusFetchSkipped, crawldb.StatusFetchRefused:
+				// Left for a later round, or refused by trawl's own
+				// policy: no verdict on the page. Its row stays as it
+				// was, so it is due again.
+				t.Count(ctrKeptPrefix+f.Status.String(), 1)
+				return nil
 			default:
 				return fmt.Errorf("%s: %s has status %v, not a fetch status", s.Fetch, f.URL, f.Status)
 			}

@@ -41,6 +41,15 @@ func NewResolver() *Resolver {
 	}
 }
 
+// NewResolverWith returns a Resolver whose plain paths and file: URIs go to
+// local instead of the local disk: a wrapper of Local that injects faults
+// (package faultfs) or counts calls.
+func NewResolverWith(local FS) *Resolver {
+	r := NewResolver()
+	r.local = local
+	return r
+}
+
 // Register sets the handler for a URI scheme (case-insensitive), replacing
 // any earlier one. The "file" scheme is built in and cannot be registered.
 func (r *Resolver) Register(scheme string, open SchemeFunc) error {

@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if errors.As(err, &ee) {
 		code = ee.code
 	}
-	if ctx.Err() != nil && code != exitNothingToDo {
+	if (ctx.Err() != nil && code != exitNothingToDo) || code == exitInterrupted {
 		code = exitInterrupted
 		fmt.Fprintf(stderr, "trawl: interrupted: %s\n", oneLine(err.Error()))
 		return code
@@ -99,8 +99,10 @@ variables and flags; ` + "`trawl config`" + ` shows every setting and where its 
 came from. Global options may also be given after the command name.
 
 Exit status: 0 success, 1 nothing to do (generate: nothing due; fetch,
-parse: no segment needs it), 2 usage error, 3 failure, 4 the CrawlDB (or,
-for crawl, the crawl directory) is locked by another job, 130 interrupted.
+parse: no segment needs it; updatedb: its segments are merged already), 2
+usage error, 3 failure, 4 the CrawlDB, a segment or (for crawl) the crawl
+directory is locked by another job, 130 interrupted (a fetch interrupted
+once keeps what it fetched; the next crawl parses and merges it).
 
 Examples:
    trawl crawl --simweb                        # crawl a synthetic web: the demo

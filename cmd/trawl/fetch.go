@@ -70,11 +70,16 @@ Examples:
 				return err
 			}
 			res, err := jobs.Fetch(c.Context, env, o)
+			if res != nil && res.Refused > 0 {
+				s.log.Warn("URLs refused by the fetcher's own policy, not by their servers: they stay due",
+					"refused", res.Refused, "hint", "private, loopback and link-local addresses need --allow-private")
+			}
 			if err != nil {
 				return jobError(err)
 			}
 			s.log.Info("fetch done", "segment", seg, "fetched", res.Fetched, "failed", res.Failed,
-				"redirects", res.Redirects, "not_modified", res.NotModified, "unfetched", res.Unfetched,
+				"redirects", res.Redirects, "not_modified", res.NotModified, "robots_denied", res.RobotsDenied,
+				"refused", res.Refused, "unfetched", res.Unfetched,
 				"pages_per_s", fmt.Sprintf("%.1f", res.PagesPerSecond), "duration", res.Duration.Round(time.Millisecond))
 			return nil
 		}),
@@ -241,48 +246,17 @@ func (s *session) parseOptions() (jobs.ParseOptions, error) {
 // segmentNeed tells whether a segment (a path in fsys) needs a stage.
 type segmentNeed func(fsys storage.FS, seg string) (bool, error)
 
-func published(fsys storage.FS, seg, dir string) (bool, error) {
-	return storage.Exists(fsys, path.Join(seg, dir, "_SUCCESS"))
-}
-
-// needsFetch: a published fetch list, no published crawl_fetch, not merged.
+// needsFetch: the fetch list is published and nothing after it.
 func needsFetch(fsys storage.FS, seg string) (bool, error) {
-	for _, c := range []struct {
-		dir  string
-		want bool
-	}{{segment.DirGenerate, true}, {segment.DirFetch, false}, {jobs.UpdatedMarker, false}} {
-		var ok bool
-		var err error
-		if c.dir == jobs.UpdatedMarker {
-			ok, err = storage.Exists(fsys, path.Join(seg, c.dir))
-		} else {
-			ok, err = published(fsys, seg, c.dir)
-		}
-		if err != nil {
-			return false, err
-		}
-		if ok != c.want {
-			return false, nil
-		}
-	}
-	return true, nil
+	st, err := segment.Inspect(fsys, seg)
+	return err == nil && st.State == segment.StateGenerated, err
 }
 
-// needsParse: published crawl_fetch and content, no published crawl_parse,
-// not merged.
+// needsParse: crawl_fetch and content are published, not parsed, not
+// merged.
 func needsParse(fsys storage.FS, seg string) (bool, error) {
-	for _, d := range []string{segment.DirFetch, segment.DirContent} {
-		ok, err := published(fsys, seg, d)
-		if err != nil || !ok {
-			return false, err
-		}
-	}
-	ok, err := published(fsys, seg, segment.DirCrawlParse)
-	if err != nil || ok {
-		return false, err
-	}
-	merged, err := storage.Exists(fsys, path.Join(seg, jobs.UpdatedMarker))
-	return !merged, err
+	st, err := segment.Inspect(fsys, seg)
+	return err == nil && st.State == segment.StateFetched, err
 }
 
 // stageSegment returns the segment a stage command runs on: its argument,
@@ -325,6 +299,6 @@ func (s *session) stageSegment(c *cli.Context, stage string, need segmentNeed) (
 
 // isSegmentName reports whether name is a segment's name (yyyyMMddHHmmss).
 func isSegmentName(name string) bool {
-	_, err := time.Parse("20060102150405", name)
+	_, err := time.Parse(segment.NameLayout, name)
 	return err == nil && len(name) == 14
 }

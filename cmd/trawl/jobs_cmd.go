@@ -72,6 +72,7 @@ func (s *session) jobsEnv(c *cli.Context) (jobs.Env, error) {
 		ForceLock:  c.Bool("force"),
 		DBParts:    parts,
 		KeepOldDB:  s.cfg.Bool(config.CrawlDBKeepOld),
+		Interrupt:  interruptFrom(c.Context),
 	}, nil
 }
 
@@ -126,8 +127,10 @@ func jobError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, jobs.ErrNothingDue):
+	case errors.Is(err, jobs.ErrNothingDue), errors.Is(err, jobs.ErrAlreadyMerged):
 		return withCode(exitNothingToDo, err)
+	case errors.Is(err, jobs.ErrInterrupted):
+		return withCode(exitInterrupted, err)
 	case errors.Is(err, crawldb.ErrLocked):
 		return withCode(exitLocked, err)
 	}

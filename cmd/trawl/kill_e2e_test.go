@@ -104,8 +104,8 @@ func copyDir(t *testing.T, src, dst string) {
 // TestKillDuringUpdateDB kills updatedb with SIGKILL at several points of
 // its run and checks that the CrawlDB always reads back either exactly as
 // before or exactly as a completed update leaves it, never anything else;
-// that the dead process's lock is reported as stale; and that a rerun with
-// --force completes the update.
+// and that a plain rerun (no --force: the dead process's OS lock died with
+// it) completes the update exactly as an uninterrupted one.
 func TestKillDuringUpdateDB(t *testing.T) {
 	hosts, pages := 1000, 200 // 200,000 URLs
 	if testing.Short() {
@@ -117,7 +117,7 @@ func TestKillDuringUpdateDB(t *testing.T) {
 	seg := buildFetchedCrawl(t, r, crawl, hosts, pages)
 	before := dbDigest(t, r, crawl)
 	now := "2026-01-02T12:00:00Z"
-	update := []string{"--log-level", "warn", "--crawl", crawl, "updatedb", "--now", now, "--force", filepath.Base(seg)}
+	update := []string{"--log-level", "warn", "--crawl", crawl, "updatedb", "--now", now, filepath.Base(seg)}
 
 	// The reference: the same update run to completion on a copy.
 	refDir := filepath.Join(r.dir, "ref")
@@ -208,11 +208,10 @@ func TestKillDuringUpdateDB(t *testing.T) {
 			if marked {
 				t.Fatalf("kill %d: CrawlDB unchanged but the segment is marked merged", i)
 			}
-			// The dead process's lock is reported as stale; --force breaks it.
-			if locked {
-				res := r.fails(exitLocked, "--crawl", crawl, "updatedb", "--now", now, filepath.Base(seg))
-				assertCleanError(t, res, "stale", "--force")
-			}
+			// The dead process's lock file stays, but its lock died with
+			// it: nothing else can tell it from a live one's, so nothing
+			// is checked here; the reruns below take it over.
+			_ = locked
 		case got == after:
 			switch {
 			case finished:
