@@ -62,8 +62,12 @@ type InjectResult struct {
 	BadLines int64
 	Filtered int64
 	// BadLineSamples are the first bad or filtered lines, as
-	// "file:line: reason".
+	// "file:line: reason" (any URL userinfo removed, see urlutil.Redact).
 	BadLineSamples []string
+	// Credentials counts the URLs that had a user name or password
+	// (user:password@host), which normalization removed: they reach
+	// neither the CrawlDB nor the logs.
+	Credentials int64
 	// Injected counts URLs new to the CrawlDB; Existing those already in
 	// it (Overwritten and Updated of them replaced or updated; the rest
 	// kept unchanged); Total the CrawlDB's rows afterwards.
@@ -115,9 +119,19 @@ const (
 	ctrBadURL      = "bad_line_url"
 	ctrTooLong     = "bad_line_too_long"
 	ctrFiltered    = "urls_filtered"
-	ctrFilteredBy  = "urls_filtered_" // + reason
+	ctrFilteredBy  = "urls_filtered_"       // + reason
+	ctrRejected    = "seed_lines_rejected"  // bad or filtered lines
+	ctrCredentials = "credentials_stripped" // URLs whose userinfo was removed
 	ctrDBRows      = "crawldb_rows"
 )
+
+// ErrNoValidURL is wrapped by the error of an Inject whose seed files hold
+// no valid URL (every line blank, a comment, bad or filtered); the CrawlDB
+// is then left as it was.
+var ErrNoValidURL = errors.New("no valid URL")
+
+// maxReasonsInError bounds the bad lines quoted in an ErrNoValidURL error.
+const maxReasonsInError = 3
 
 // maxSeedLine bounds a seed line's length; longer lines are reported and
 // skipped.
@@ -129,9 +143,15 @@ const maxSeedLine = 1 << 20
 // parsed (ParseSeedLine), its URL normalized (urlutil.Normalize) and
 // filtered; a bad line (bad syntax, a URL that does not normalize, or one
 // the filters reject) is logged with its file and line number (the first
-// MaxReportedLines in detail), counted by reason and skipped. The valid
-// seeds go into a temporary Parquet file, the input of one engine job that
-// merges them with the current CrawlDB by URL:
+// MaxReportedLines in detail), counted by reason and skipped, and a
+// summary line gives the number rejected. If no line holds a valid URL,
+// Inject fails with ErrNoValidURL, saying how many lines were rejected and
+// why, and leaves the CrawlDB as it was. A URL's user name and password
+// (user:password@host) are removed by normalization, counted
+// (credentials_stripped) and logged once; raw text echoed in logs and
+// errors is redacted (urlutil.Redact). The valid seeds go into a temporary
+// Parquet file, the input of one engine job that merges them with the
+// current CrawlDB by URL:
 //
 //   - a new URL becomes db_unfetched, due at Now, with the seed's interval
 //     or the schedule's default one (Source "injected" when the seed gives
@@ -149,7 +169,9 @@ const maxSeedLine = 1 << 20
 //
 // Inject holds the CrawlDB lock for the whole run and installs the new
 // CrawlDB with crawldb.Install; on any failure the old CrawlDB is left as
-// it was. An empty or missing CrawlDB is fine (the first inject).
+// it was, and the CrawlDB (and crawl) directory is removed again if this
+// run created it and it is empty. An empty or missing CrawlDB is fine (the
+// first inject).
 func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, err error) {
 	start := time.Now()
 	if len(o.Seeds) == 0 {
@@ -181,6 +203,15 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 		return nil, fmt.Errorf("inject: %w", err)
 	}
 
+	created, err := missingDirs(cp.fs, cp.dbPath, path.Dir(cp.dbPath))
+	if err != nil {
+		return nil, fmt.Errorf("inject: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeEmptyDirs(cp.fs, created, log)
+		}
+	}()
 	lock, err := env.lock(cp, "inject")
 	if err != nil {
 		return nil, err
@@ -204,8 +235,12 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 
 	// Read the seeds into the temporary Parquet input.
 	seedsFile := path.Join(tmpPath, "seeds.parquet")
-	if err := readSeeds(ctx, env, o, filters, seedsFile, res, log); err != nil {
+	files, err := readSeeds(ctx, env, o, filters, seedsFile, res, log)
+	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
+	}
+	if res.Seeds == 0 {
+		return nil, noValidURL(files, res)
 	}
 
 	currentURI := storage.Join(cp.dbURI, crawldb.CurrentName)
@@ -248,8 +283,9 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 	res.Total = g.Get("inject", ctrDBRows)
 	res.CrawlDB = currentURI
 	res.Duration = time.Since(start)
-	log.Info("inject done", "seeds", res.Seeds, "bad_lines", res.BadLines, "filtered", res.Filtered,
-		"injected", res.Injected, "existing", res.Existing, "overwritten", res.Overwritten, "updated", res.Updated,
+	log.Info("inject done", "seeds", res.Seeds, "rejected", res.BadLines+res.Filtered, "bad_lines", res.BadLines,
+		"filtered", res.Filtered, "credentials_stripped", res.Credentials, "injected", res.Injected,
+		"existing", res.Existing, "overwritten", res.Overwritten, "updated", res.Updated,
 		"crawldb_rows", res.Total, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
 }
@@ -261,11 +297,11 @@ func seedFiles(res *storage.Resolver, args []string) ([]string, error) {
 	for _, a := range args {
 		fsys, p, err := res.Resolve(a)
 		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", a, err)
+			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
 		}
 		fi, err := fsys.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", a, err)
+			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
 		}
 		if !fi.IsDir() {
 			out = append(out, a)
@@ -273,7 +309,7 @@ func seedFiles(res *storage.Resolver, args []string) ([]string, error) {
 		}
 		infos, err := fsys.ReadDir(p)
 		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", a, err)
+			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
 		}
 		n := 0
 		for _, e := range infos {
@@ -284,26 +320,27 @@ func seedFiles(res *storage.Resolver, args []string) ([]string, error) {
 			n++
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("seeds %s: directory holds no seed file", a)
+			return nil, fmt.Errorf("seeds %s: directory holds no seed file", urlutil.Redact(a))
 		}
 	}
 	return out, nil
 }
 
 // readSeeds parses, normalizes and filters every seed line and writes the
-// valid seeds to seedsFile (always created, possibly empty).
+// valid seeds to seedsFile (always created, possibly empty). It returns the
+// seed files read.
 func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Filters, seedsFile string, res *InjectResult, log interface {
 	Warn(string, ...any)
 	Info(string, ...any)
-}) (err error) {
-	files, err := seedFiles(env.resolver(), o.Seeds)
+}) (files []string, err error) {
+	files, err = seedFiles(env.resolver(), o.Seeds)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cp, _ := env.paths()
 	out, err := cp.fs.Create(seedsFile)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", seedsFile, err)
+		return nil, fmt.Errorf("create %s: %w", seedsFile, err)
 	}
 	w := parquetio.NewWriter[seedRow](out)
 	defer func() {
@@ -315,15 +352,18 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 		}
 	}()
 	reported := 0
+	// bad counts a rejected line; why must hold no raw userinfo (the
+	// parser's and the normalizer's errors are redacted).
 	bad := func(file string, line int64, counter, why string) {
 		res.Counters.Add("inject", counter, 1)
 		if reported < o.MaxReportedLines {
-			msg := fmt.Sprintf("%s:%d: %s", file, line, why)
-			res.BadLineSamples = append(res.BadLineSamples, msg)
-			log.Warn("seed line skipped", "at", fmt.Sprintf("%s:%d", file, line), "why", why)
+			at := fmt.Sprintf("%s:%d", urlutil.Redact(file), line)
+			res.BadLineSamples = append(res.BadLineSamples, at+": "+why)
+			log.Warn("seed line skipped", "at", at, "why", why)
 		}
 		reported++
 	}
+	var firstCredentials string // file:line of the first URL with userinfo
 	batch := make([]seedRow, 0, 1024)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -337,23 +377,24 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 	}
 	for fi, file := range files {
 		res.SeedFiles++
+		name := urlutil.Redact(file)
 		fsys, p, err := env.resolver().Resolve(file)
 		if err != nil {
-			return fmt.Errorf("seeds %s: %w", file, err)
+			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
 		}
 		f, err := fsys.Open(p)
 		if err != nil {
-			return fmt.Errorf("seeds %s: %w", file, err)
+			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
 		}
 		for ln, err := range lines(f) {
 			if err != nil {
 				f.Close()
-				return fmt.Errorf("seeds %s:%d: %w", file, ln.no, err)
+				return nil, fmt.Errorf("seeds %s:%d: %w", name, ln.no, redactErr(err))
 			}
 			if ln.no%4096 == 0 {
 				if err := ctx.Err(); err != nil {
 					f.Close()
-					return err
+					return nil, err
 				}
 			}
 			res.Lines++
@@ -382,6 +423,12 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 				res.BadLines++
 				continue
 			}
+			if urlutil.HasUserinfo(seed.URL) {
+				res.Credentials++
+				if firstCredentials == "" {
+					firstCredentials = fmt.Sprintf("%s:%d", name, ln.no)
+				}
+			}
 			if filters != nil {
 				if ok, reason := filters.Filter(u); !ok {
 					res.Counters.Add("inject", ctrFiltered, 1)
@@ -397,20 +444,124 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 			if len(batch) == cap(batch) {
 				if err := flush(); err != nil {
 					f.Close()
-					return err
+					return nil, err
 				}
 			}
 		}
 		if err := f.Close(); err != nil {
-			return fmt.Errorf("seeds %s: %w", file, err)
+			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
 		}
 	}
-	if reported > o.MaxReportedLines {
-		log.Warn("more seed lines skipped", "not_shown", reported-o.MaxReportedLines)
+	if rejected := res.BadLines + res.Filtered; rejected > 0 {
+		log.Warn("seed lines rejected", "rejected", rejected, "lines", res.Lines, "bad_lines", res.BadLines,
+			"filtered", res.Filtered, "not_shown", max(0, reported-o.MaxReportedLines))
+	}
+	if res.Credentials > 0 {
+		log.Warn("credentials removed from URLs; they are not stored",
+			"urls", res.Credentials, "first_at", firstCredentials)
 	}
 	res.Counters.Add("inject", "seed_lines", res.Lines)
 	res.Counters.Add("inject", "seeds_valid", res.Seeds)
-	return flush()
+	res.Counters.Add("inject", ctrRejected, res.BadLines+res.Filtered)
+	res.Counters.Add("inject", ctrCredentials, res.Credentials)
+	return files, flush()
+}
+
+// redactedError is an error whose message has any URL userinfo removed
+// (urlutil.Redact); errors.Is and errors.As still see the error it wraps.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return urlutil.Redact(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactErr wraps err, whose message may quote a seed argument (a path or
+// URI) as given, so that its message holds no userinfo.
+func redactErr(err error) error {
+	if err == nil || strings.IndexByte(err.Error(), '@') < 0 {
+		return err
+	}
+	return redactedError{err}
+}
+
+// noValidURL is the error of an inject whose files hold no valid URL: it
+// names the files, and says how many lines were rejected and why.
+func noValidURL(files []string, res *InjectResult) error {
+	names := make([]string, 0, min(len(files), 3))
+	for _, f := range files[:min(len(files), 3)] {
+		names = append(names, urlutil.Redact(f))
+	}
+	in := strings.Join(names, ", ")
+	if len(files) > 3 {
+		in += fmt.Sprintf(" and %d more files", len(files)-3)
+	}
+	rejected := res.BadLines + res.Filtered
+	switch {
+	case res.Lines == 0:
+		return fmt.Errorf("inject: %w in %s: no lines", ErrNoValidURL, in)
+	case rejected == 0:
+		return fmt.Errorf("inject: %w in %s: only blank and comment lines", ErrNoValidURL, in)
+	}
+	var why strings.Builder
+	fmt.Fprintf(&why, "%d of %d lines rejected", rejected, res.Lines)
+	var kinds []string
+	g := res.Counters
+	for _, k := range []struct {
+		n    int64
+		what string
+	}{
+		{g.Get("inject", ctrBadSyntax), "bad syntax"},
+		{g.Get("inject", ctrBadURL), "not a valid URL"},
+		{g.Get("inject", ctrTooLong), "too long"},
+		{res.Filtered, "rejected by the URL filters"},
+	} {
+		if k.n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.n, k.what))
+		}
+	}
+	fmt.Fprintf(&why, " (%s)", strings.Join(kinds, ", "))
+	samples := res.BadLineSamples[:min(len(res.BadLineSamples), maxReasonsInError)]
+	if len(samples) > 0 {
+		fmt.Fprintf(&why, "; first: %s", strings.Join(samples, "; "))
+		if more := rejected - int64(len(samples)); more > 0 {
+			fmt.Fprintf(&why, "; and %d more", more)
+		}
+	}
+	return fmt.Errorf("inject: %w in %s: %s", ErrNoValidURL, in, why.String())
+}
+
+// missingDirs returns those of dirs (innermost first, each inside the
+// next) that do not exist.
+func missingDirs(fsys storage.FS, dirs ...string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		ok, err := storage.Exists(fsys, d)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			break
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// removeEmptyDirs removes the directories a failed run created (see
+// missingDirs), innermost first, while they are empty. A job that starts
+// on the same crawl between the emptiness check and the removal could
+// lose its new lock file; that window is a few system calls wide, on a
+// crawl no run has used yet.
+func removeEmptyDirs(fsys storage.FS, dirs []string, log interface{ Warn(string, ...any) }) {
+	for _, d := range dirs {
+		ents, err := fsys.ReadDir(d)
+		if err != nil || len(ents) > 0 {
+			return
+		}
+		if err := fsys.RemoveAll(d); err != nil {
+			log.Warn("removing a directory this failed run created failed", "dir", d, "err", err)
+			return
+		}
+	}
 }
 
 // seedLine is one line of a seed file; no counts from 1.

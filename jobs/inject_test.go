@@ -1,11 +1,15 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +194,206 @@ func TestInjectFailureKeepsCrawlDB(t *testing.T) {
 	h.Unlock()
 	if after := readDB(t, env); !reflect.DeepEqual(after, before) {
 		t.Error("a refused inject changed the CrawlDB")
+	}
+}
+
+// logTo returns env with its driver and engine logs captured in buf (every
+// level).
+func logTo(env Env, buf *bytes.Buffer) Env {
+	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	env.Log = log
+	r := *env.Runner
+	r.Log = log
+	env.Runner = &r
+	return env
+}
+
+func TestInjectNoValidURL(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.txt")
+	writeFile(t, garbage, strings.Join([]string{
+		"# only garbage",
+		"not a url",                  // 2: no scheme
+		"mailto:joe@example.com",     // 3: no host
+		"gopher://a.example/",        // 4: scheme filter
+		"http://bad host.example/",   // 5: bad host
+		"",                           //
+		"http://a.example/\tscore=x", // 7: bad syntax
+	}, "\n"))
+	filters := URLFilterOptions{Options: urlutil.DefaultFilterOptions()}
+
+	// A new crawl: an error that says why, and no directory left behind.
+	env := testEnv(t)
+	var logs bytes.Buffer
+	env = logTo(env, &logs)
+	res, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{garbage}, Now: tInject, Filters: filters})
+	if !errors.Is(err, ErrNoValidURL) {
+		t.Fatalf("inject of garbage: res %+v, err %v; want ErrNoValidURL", res, err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"no valid URL in " + garbage, "5 of 7 lines rejected",
+		"1 bad syntax", "3 not a valid URL", "1 rejected by the URL filters",
+		"garbage.txt:2: urlutil: cannot normalize \"not a url\": missing scheme", "garbage.txt:3:", "garbage.txt:4:", "and 2 more"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "garbage.txt:5:") {
+		t.Errorf("error %q quotes more than the first few lines", msg)
+	}
+	if dirExists(env.Crawl) {
+		entries, _ := os.ReadDir(filepath.Join(env.Crawl, "crawldb"))
+		t.Errorf("a failed inject into a new crawl left %s behind (crawldb holds %v)", env.Crawl, entries)
+	}
+	if !strings.Contains(logs.String(), "seed lines rejected") || !strings.Contains(logs.String(), "rejected=5") {
+		t.Errorf("no summary of the rejected lines in the log:\n%s", logs.String())
+	}
+
+	// Empty and comment-only files say so.
+	empty := filepath.Join(dir, "empty.txt")
+	writeFile(t, empty, "")
+	comments := filepath.Join(dir, "comments.txt")
+	writeFile(t, comments, "# nothing yet\n\n   \n")
+	for file, want := range map[string]string{empty: "no lines", comments: "only blank and comment lines"} {
+		_, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{file}})
+		if !errors.Is(err, ErrNoValidURL) || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), want) {
+			t.Errorf("inject of %s: %v; want ErrNoValidURL naming it, with %q", filepath.Base(file), err, want)
+		}
+	}
+	if dirExists(env.Crawl) {
+		t.Errorf("a failed inject into a new crawl left %s behind", env.Crawl)
+	}
+
+	// An existing CrawlDB: left as it was, no new version installed.
+	good := filepath.Join(dir, "good.txt")
+	writeFile(t, good, "http://a.example/\nhttp://b.example/\n")
+	if _, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{good}, Now: tInject}); err != nil {
+		t.Fatal(err)
+	}
+	before := readDB(t, env)
+	cur := filepath.Join(env.Crawl, "crawldb", crawldb.CurrentName)
+	curBefore, err := os.Stat(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []InjectOptions{
+		{Seeds: []string{garbage}, Filters: filters},
+		{Seeds: []string{garbage, comments}, Filters: filters, Overwrite: true},
+	} {
+		if _, err := Inject(context.Background(), env, o); !errors.Is(err, ErrNoValidURL) {
+			t.Fatalf("inject of garbage into a CrawlDB: %v", err)
+		}
+	}
+	curAfter, err := os.Stat(cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(curBefore, curAfter) {
+		t.Error("a failed inject installed a new CrawlDB version")
+	}
+	if after := readDB(t, env); !reflect.DeepEqual(after, before) {
+		t.Errorf("a failed inject changed the CrawlDB:\n%v\n%v", after, before)
+	}
+	entries, _ := os.ReadDir(filepath.Join(env.Crawl, "crawldb"))
+	for _, e := range entries {
+		if e.Name() != crawldb.CurrentName {
+			t.Errorf("a failed inject left %s in the CrawlDB directory", e.Name())
+		}
+	}
+
+	// Some valid lines: success, the rest counted as rejected.
+	mixed := filepath.Join(dir, "mixed.txt")
+	writeFile(t, mixed, "not a url\nhttp://c.example/\ngopher://x.example/\n")
+	logs.Reset()
+	res, err = Inject(context.Background(), env, InjectOptions{Seeds: []string{mixed}, Filters: filters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Seeds != 1 || res.BadLines != 1 || res.Filtered != 1 || res.Counters.Get("inject", ctrRejected) != 2 || res.Injected != 1 {
+		t.Errorf("mixed: seeds %d bad %d filtered %d rejected %d injected %d; want 1 1 1 2 1",
+			res.Seeds, res.BadLines, res.Filtered, res.Counters.Get("inject", ctrRejected), res.Injected)
+	}
+	if !strings.Contains(logs.String(), "seed lines rejected") || !strings.Contains(logs.String(), "rejected=2") {
+		t.Errorf("no summary of the rejected lines in the log:\n%s", logs.String())
+	}
+}
+
+func TestInjectStripsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	seeds := filepath.Join(dir, "seeds.txt")
+	writeFile(t, seeds, strings.Join([]string{
+		"http://user:pass@a.example/x",
+		"https://admin:s3cret@b.example/\tscore=2",
+		"HTTP://zeduser:PaSsWoRd@A.example:80/x", // the same URL as line 1
+		"http://nopassuser@c.example/",
+		"http://user:pass@bad host.example/",             // bad host
+		"http://d.example/\thttp://user:pass@e.example/", // a field that is not key=value
+		"http://d.example/\tscore=http://user:pass@f/",   // a bad number
+		"user:pass@g.example/path",                       // no scheme
+		"ftp:\\\\user:pass@h.example",                    // filtered by scheme
+		"http://user:pass@i.example/" + strings.Repeat("x", 10),
+	}, "\n"))
+	env := testEnv(t)
+	var logs bytes.Buffer
+	env = logTo(env, &logs)
+	filters := URLFilterOptions{Options: urlutil.DefaultFilterOptions()}
+	res, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{seeds}, Now: tInject, Filters: filters})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Credentials != 6 || res.Counters.Get("inject", ctrCredentials) != 6 {
+		t.Errorf("credentials %d, counter %d; want 6", res.Credentials, res.Counters.Get("inject", ctrCredentials))
+	}
+	db := readDB(t, env)
+	var urls []string
+	for u := range db {
+		urls = append(urls, u)
+	}
+	slices.Sort(urls)
+	want := []string{"http://a.example/x", "http://c.example/", "http://i.example/xxxxxxxxxx", "https://b.example/"}
+	if !reflect.DeepEqual(urls, want) {
+		t.Errorf("CrawlDB URLs %q, want %q", urls, want)
+	}
+	secrets := []string{"pass", "s3cret", "admin", "zeduser", "nopassuser"}
+	check := func(what, text string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(strings.ToLower(text), strings.ToLower(s)) {
+				t.Errorf("%s holds %q:\n%s", what, s, text)
+			}
+		}
+	}
+	check("the CrawlDB", fmt.Sprintf("%+v", db))
+	for _, d := range readParts[crawldb.Datum](t, filepath.Join(env.Crawl, "crawldb", crawldb.CurrentName)) {
+		check("a CrawlDB row", fmt.Sprintf("%+v", d))
+	}
+	check("the log", logs.String())
+	check("the bad-line samples", strings.Join(res.BadLineSamples, "\n"))
+	if n := strings.Count(logs.String(), "credentials removed from URLs"); n != 1 {
+		t.Errorf("the log says %d times that credentials were removed, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "urls=6") || !strings.Contains(logs.String(), "seeds.txt:1") {
+		t.Errorf("the credentials log line lacks the count or the first place:\n%s", logs.String())
+	}
+	if len(res.BadLineSamples) != 5 {
+		t.Errorf("bad-line samples %q, want 5", res.BadLineSamples)
+	}
+
+	// A seed file named by a URI with userinfo is not named with it.
+	_, err = Inject(context.Background(), env, InjectOptions{Seeds: []string{"file://user:pass@/nonexistent/seeds.txt"}})
+	if err == nil {
+		t.Fatal("inject of a missing file succeeded")
+	}
+	check("the error of a missing file", err.Error())
+
+	// Nothing with credentials: no log line about them.
+	clean := filepath.Join(dir, "clean.txt")
+	writeFile(t, clean, "http://j.example/\n")
+	logs.Reset()
+	if res, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{clean}}); err != nil || res.Credentials != 0 {
+		t.Fatalf("clean inject: %+v, %v", res, err)
+	}
+	if strings.Contains(logs.String(), "credentials") && !strings.Contains(logs.String(), "credentials_stripped=0") {
+		t.Errorf("a clean inject logs about credentials:\n%s", logs.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/trawl/trawl/urlutil"
 )
 
 // Seed is one parsed line of a seed file (Nutch's Injector input): a URL and
@@ -51,7 +53,8 @@ const (
 // it); any other key is kept as metadata. Blank lines and lines whose first
 // non-blank character is '#' return ok=false and no error. A field without
 // '=', an empty key, a bad number or a repeated key is an error; the caller
-// names the file and line.
+// names the file and line. Errors quote the line's text with any URL
+// userinfo removed (urlutil.Redact), so they can be logged.
 func ParseSeedLine(line string) (seed Seed, ok bool, err error) {
 	line = strings.TrimRight(line, "\r\n")
 	if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") {
@@ -71,10 +74,10 @@ func ParseSeedLine(line string) (seed Seed, ok bool, err error) {
 		k = strings.TrimSpace(k)
 		v = strings.TrimSpace(v)
 		if !found {
-			return Seed{}, false, fmt.Errorf("field %q is not key=value", f)
+			return Seed{}, false, fmt.Errorf("field %q is not key=value", urlutil.Redact(f))
 		}
 		if k == "" {
-			return Seed{}, false, fmt.Errorf("field %q has an empty key", f)
+			return Seed{}, false, fmt.Errorf("field %q has an empty key", urlutil.Redact(f))
 		}
 		canon := k
 		switch k {
@@ -86,14 +89,14 @@ func ParseSeedLine(line string) (seed Seed, ok bool, err error) {
 			canon = seedKeyFixedInterval
 		}
 		if seen[canon] {
-			return Seed{}, false, fmt.Errorf("key %q given twice", k)
+			return Seed{}, false, fmt.Errorf("key %q given twice", urlutil.Redact(k))
 		}
 		seen[canon] = true
 		switch canon {
 		case seedKeyScore:
 			s, err := strconv.ParseFloat(v, 32)
 			if err != nil || math.IsNaN(s) || math.IsInf(s, 0) {
-				return Seed{}, false, fmt.Errorf("%s=%q is not a finite number", k, v)
+				return Seed{}, false, fmt.Errorf("%s=%q is not a finite number", urlutil.Redact(k), urlutil.Redact(v))
 			}
 			seed.Score, seed.HasScore = float32(s), true
 		case seedKeyInterval, seedKeyFixedInterval:
@@ -102,7 +105,7 @@ func ParseSeedLine(line string) (seed Seed, ok bool, err error) {
 			}
 			n, err := strconv.ParseInt(v, 10, 32)
 			if err != nil || n < 0 {
-				return Seed{}, false, fmt.Errorf("%s=%q is not a whole number of seconds >= 0", k, v)
+				return Seed{}, false, fmt.Errorf("%s=%q is not a whole number of seconds >= 0", k, urlutil.Redact(v))
 			}
 			seed.FetchInterval, seed.HasInterval = int32(n), true
 			seed.FixedInterval = canon == seedKeyFixedInterval

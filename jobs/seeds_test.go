@@ -104,3 +104,23 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 		t.Errorf("distinctFrom = %d, want 1", d)
 	}
 }
+
+// ParseSeedLine's errors quote the line's text without URL userinfo.
+func TestParseSeedLineErrorsRedacted(t *testing.T) {
+	for _, line := range []string{
+		"http://a.example/\thttp://user:pass@b.example/",
+		"http://a.example/\t=http://user:pass@b.example/",
+		"http://a.example/\tscore=http://user:pass@b.example/",
+		"http://a.example/\tfetchInterval=user:pass@b.example",
+		"http://a.example/\tk=1\tk=2\thttp://user:pass@b.example/",
+	} {
+		_, _, err := ParseSeedLine(line)
+		if err == nil {
+			t.Errorf("ParseSeedLine(%q) succeeded", line)
+			continue
+		}
+		if strings.Contains(err.Error(), "pass") || strings.Contains(err.Error(), "user") {
+			t.Errorf("ParseSeedLine(%q): error repeats the userinfo: %v", line, err)
+		}
+	}
+}

@@ -23,6 +23,11 @@
 //     be a dotted-decimal IPv4 address; IPv6 literals are written in their
 //     canonical form. Underscores and "--" labels are accepted because real
 //     hosts use them (the IDNA Lookup profile alone would reject them).
+//   - Userinfo (user name and password before '@' in the authority) is
+//     removed, so credentials never reach the CrawlDB, a segment or a log;
+//     HasUserinfo tells whether a URL had any. Redact removes userinfo
+//     from raw text (a seed line, an error message) that is echoed in
+//     logs, and NormalizeError holds its input redacted.
 //   - The default port (80 for http and ws, 443 for https and wss, 21 for
 //     ftp) and an empty port are dropped; leading zeros go.
 //   - The fragment is dropped.

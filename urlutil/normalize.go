@@ -11,7 +11,8 @@ import (
 )
 
 // NormalizeError says why a URL cannot be normalized. Input is the URL as
-// given; Reason is a short English explanation.
+// given, with any user name and password removed (see Redact), so that the
+// error can be logged; Reason is a short English explanation.
 type NormalizeError struct {
 	Input  string
 	Reason string
@@ -26,8 +27,10 @@ func (e *NormalizeError) Error() string {
 	return fmt.Sprintf("urlutil: cannot normalize %q: %s", in, e.Reason)
 }
 
+// errorf makes a *NormalizeError; input is redacted. Callers must not put
+// the userinfo into the reason.
 func errorf(input, format string, args ...any) error {
-	return &NormalizeError{Input: input, Reason: fmt.Sprintf(format, args...)}
+	return &NormalizeError{Input: Redact(input), Reason: fmt.Sprintf(format, args...)}
 }
 
 // NormalizerOptions configures a Normalizer. The zero value gives the
@@ -83,8 +86,6 @@ var (
 	pathSet = charSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/")
 	// querySet: pchar, '/' and '?'.
 	querySet = charSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/?")
-	// userSet: userinfo: unreserved, sub-delims and ':'.
-	userSet = charSet("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:")
 )
 
 // charSet is a byte-membership table. Tables are built once and only read.
@@ -228,42 +229,10 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s == "" {
-		return "", errorf(raw, "empty URL")
+	scheme, special, auth, rest, err := splitAuthority(raw, s)
+	if err != nil {
+		return "", err
 	}
-	i := schemeEnd(s)
-	if i < 0 {
-		return "", errorf(raw, "missing scheme (expected e.g. http://)")
-	}
-	scheme := strings.ToLower(s[:i])
-	rest := s[i+1:]
-	special := isSpecial(scheme)
-	if special {
-		k := 0
-		for k < len(rest) && (rest[k] == '/' || rest[k] == '\\') {
-			k++
-		}
-		if k < 2 {
-			return "", errorf(raw, "missing host: %s URL without \"//\"", scheme)
-		}
-		rest = rest[k:]
-	} else {
-		if !strings.HasPrefix(rest, "//") {
-			return "", errorf(raw, "missing host: %s URL without \"//\"", scheme)
-		}
-		rest = rest[2:]
-	}
-
-	// Authority ends at the path, query or fragment.
-	end := len(rest)
-	for j := 0; j < len(rest); j++ {
-		c := rest[j]
-		if c == '/' || c == '?' || c == '#' || (special && c == '\\') {
-			end = j
-			break
-		}
-	}
-	auth, rest := rest[:end], rest[end:]
 	if h := strings.IndexByte(rest, '#'); h >= 0 {
 		rest = rest[:h]
 	}
@@ -276,11 +245,9 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 	buf = append(buf, scheme...)
 	buf = append(buf, "://"...)
 
+	// Userinfo (user:password@) is dropped: credentials must never reach
+	// the CrawlDB, a segment or a log line.
 	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		if at > 0 {
-			buf = appendEscaped(buf, auth[:at], userSet)
-			buf = append(buf, '@')
-		}
 		auth = auth[at+1:]
 	}
 	host, port, err := splitHostPort(raw, auth)
@@ -332,6 +299,68 @@ func (n *Normalizer) Normalize(raw string) (string, error) {
 		return raw, nil
 	}
 	return string(buf), nil
+}
+
+// splitAuthority splits s, a prepared URL (see prepare), into its
+// lower-case scheme, whether the scheme is special, its authority (with
+// any userinfo) and the rest (path, query and fragment). raw is the input,
+// for errors.
+func splitAuthority(raw, s string) (scheme string, special bool, auth, rest string, err error) {
+	if s == "" {
+		return "", false, "", "", errorf(raw, "empty URL")
+	}
+	i := schemeEnd(s)
+	if i < 0 {
+		return "", false, "", "", errorf(raw, "missing scheme (expected e.g. http://)")
+	}
+	scheme = strings.ToLower(s[:i])
+	rest = s[i+1:]
+	special = isSpecial(scheme)
+	if special {
+		k := 0
+		for k < len(rest) && (rest[k] == '/' || rest[k] == '\\') {
+			k++
+		}
+		if k < 2 {
+			return "", false, "", "", errorf(raw, "missing host: %s URL without \"//\"", scheme)
+		}
+		rest = rest[k:]
+	} else {
+		if !strings.HasPrefix(rest, "//") {
+			if strings.IndexByte(rest, '@') >= 0 {
+				// "user:password@host": what looks like a scheme may
+				// be a user name, which the reason must not repeat.
+				return "", false, "", "", errorf(raw, "missing host: URL without \"//\"")
+			}
+			return "", false, "", "", errorf(raw, "missing host: %s URL without \"//\"", scheme)
+		}
+		rest = rest[2:]
+	}
+	// The authority ends at the path, query or fragment.
+	end := len(rest)
+	for j := 0; j < len(rest); j++ {
+		c := rest[j]
+		if c == '/' || c == '?' || c == '#' || (special && c == '\\') {
+			end = j
+			break
+		}
+	}
+	return scheme, special, rest[:end], rest[end:], nil
+}
+
+// HasUserinfo reports whether raw has userinfo: a user name, and maybe a
+// password, before an '@' in its authority, which Normalize removes. It is
+// false for input that Normalize rejects before reading the authority.
+func HasUserinfo(raw string) bool {
+	if strings.IndexByte(raw, '@') < 0 {
+		return false
+	}
+	s, err := prepare(raw)
+	if err != nil {
+		return false
+	}
+	_, _, auth, _, err := splitAuthority(raw, s)
+	return err == nil && strings.LastIndexByte(auth, '@') > 0
 }
 
 // splitHostPort splits an authority without userinfo.

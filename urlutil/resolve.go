@@ -15,7 +15,7 @@ import (
 func (n *Normalizer) ResolveReference(base, href string) (string, error) {
 	b, err := n.Normalize(base)
 	if err != nil {
-		return "", fmt.Errorf("urlutil: resolve %q: base URL: %w", shorten(href), err)
+		return "", fmt.Errorf("urlutil: resolve %q: base URL: %w", shorten(Redact(href)), err)
 	}
 	h, err := prepare(href)
 	if err != nil {

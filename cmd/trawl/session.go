@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"log/slog"
 	"strings"
 
@@ -21,14 +22,16 @@ type session struct {
 }
 
 // action wraps a command's body: it loads the settings into a session,
-// sets the memory limit they imply (see applyMemoryLimit), runs f, and
-// closes the session's file systems.
+// makes the session's logger the default one for the command's duration
+// (see useLogger), sets the memory limit the settings imply (see
+// applyMemoryLimit), runs f, and closes the session's file systems.
 func action(sio *stdio, f func(s *session, c *cli.Context) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		s, err := newSession(c, sio)
 		if err != nil {
 			return err
 		}
+		defer useLogger(s.log)()
 		defer applyMemoryLimit(s)()
 		defer func() {
 			if err := s.resolver.Close(); err != nil {
@@ -65,6 +68,27 @@ func newSession(c *cli.Context, sio *stdio) (*session, error) {
 		log.Warn(w)
 	}
 	return &session{cfg: cfg, log: log, io: sio, resolver: storage.NewResolver()}, nil
+}
+
+// useLogger makes l the default logger, so that every log line of the
+// command honours --log-level and --log-format: those of packages that log
+// through slog.Default() (crawldb's recovery warnings, components built
+// without a logger) and those of the standard log package, which
+// slog.SetDefault routes to l's handler. It returns a function that puts
+// back the previous default logger and the log package's output, flags and
+// prefix, so that commands run one after another in one process (tests)
+// stay independent.
+func useLogger(l *slog.Logger) (restore func()) {
+	prev := slog.Default()
+	w, flags, prefix := log.Writer(), log.Flags(), log.Prefix()
+	slog.SetDefault(l)
+	log.SetPrefix("")
+	return func() {
+		slog.SetDefault(prev)
+		log.SetOutput(w)
+		log.SetFlags(flags)
+		log.SetPrefix(prefix)
+	}
 }
 
 // crawl returns the crawl directory's URI.
