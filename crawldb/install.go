@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/trawl/trawl/internal/killpoint"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -71,6 +72,7 @@ func Install(fsys storage.FS, crawldbDir, newDir string, keepOld bool) error {
 		if err := fsys.Rename(cur, old); err != nil {
 			return fmt.Errorf("crawldb: install %s: move current aside: %w", crawldbDir, err)
 		}
+		killpoint.Reached("install", "current-moved")
 	}
 	if err := fsys.Rename(newDir, cur); err != nil {
 		err = fmt.Errorf("crawldb: install %s: move %s to current: %w", crawldbDir, newDir, err)
@@ -81,6 +83,7 @@ func Install(fsys storage.FS, crawldbDir, newDir string, keepOld bool) error {
 		}
 		return err
 	}
+	killpoint.Reached("install", "new-current")
 	if !keepOld {
 		if err := fsys.RemoveAll(old); err != nil {
 			return fmt.Errorf("crawldb: install %s: new version installed, but removing %s failed: %w", crawldbDir, old, err)

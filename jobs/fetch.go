@@ -325,14 +325,20 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	}
 	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
 	r := &FetchResult{
-		Segment: o.Segment, Counters: jr.Counters,
-		Fetched: g("fetch_success"), NotModified: g("fetch_notmodified"),
-		Redirects: g("fetch_redir_perm") + g("fetch_redir_temp"),
-		Gone: g("fetch_gone"), Retry: g("fetch_retry"), RobotsDenied: g(crawldb.StatusFetchRobotsDenied.String()),
-		Skipped: g(crawldb.StatusFetchSkipped.String()), Refused: g(crawldb.StatusFetchRefused.String()),
-		Unfetched: g(ctrFetchUnfetched), Bytes: g(fetcher.CounterBytes),
-		Interrupted: g(ctrFetchInterrupted) > 0,
-		Duration:    time.Since(start),
+		Segment:      o.Segment,
+		Counters:     jr.Counters,
+		Fetched:      g(crawldb.StatusFetchSuccess.String()),
+		NotModified:  g(crawldb.StatusFetchNotModified.String()),
+		Redirects:    g(crawldb.StatusFetchRedirPerm.String()) + g(crawldb.StatusFetchRedirTemp.String()),
+		Gone:         g(crawldb.StatusFetchGone.String()),
+		Retry:        g(crawldb.StatusFetchRetry.String()),
+		RobotsDenied: g(crawldb.StatusFetchRobotsDenied.String()),
+		Skipped:      g(crawldb.StatusFetchSkipped.String()),
+		Refused:      g(crawldb.StatusFetchRefused.String()),
+		Unfetched:    g(ctrFetchUnfetched),
+		Bytes:        g(fetcher.CounterBytes),
+		Interrupted:  g(ctrFetchInterrupted) > 0,
+		Duration:     time.Since(start),
 	}
 	r.Failed = r.Retry + r.Gone
 	if s := r.Duration.Seconds(); s > 0 {

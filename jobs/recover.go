@@ -110,4 +110,3 @@ func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
 	}
 	return nil
 }
-

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/dbscan"
+	"github.com/trawl/trawl/internal/killpoint"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -345,10 +346,15 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
+	killpoint.Reached(jobUpdateDB, "before-install")
 	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
 		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
 	}
-	for _, s := range segs {
+	killpoint.Reached(jobUpdateDB, "installed")
+	for i, s := range segs {
+		if i > 0 {
+			killpoint.Reached(jobUpdateDB, "marked-1")
+		}
 		if err := segment.MarkMerged(s.fs, s.path, segment.MergeRecord{Time: merged.Time, CrawlDB: merged.CrawlDB}); err != nil {
 			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/internal/killpoint"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -175,10 +176,12 @@ func publish(stages []*stage, cf countersFile) error {
 			return fmt.Errorf("output %s: %w", s.spec.uri, err)
 		}
 	}
-	for _, s := range stages {
+	killpoint.Reached(cf.Job, "publish-ready")
+	for i, s := range stages {
 		if err := s.fs.Rename(s.path, s.out); err != nil {
 			return fmt.Errorf("publish %s: %w", s.spec.uri, err)
 		}
+		killpoint.Reached(cf.Job, fmt.Sprintf("published-%d", i+1))
 	}
 	for _, s := range stages {
 		removeIfEmpty(s.fs, s.root)

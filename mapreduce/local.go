@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trawl/trawl/internal/killpoint"
 	"github.com/trawl/trawl/scratch"
 	"github.com/trawl/trawl/storage"
 )
@@ -306,6 +307,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 		for _, r := range runs {
 			redTotal += r.records
 		}
+		killpoint.Reached(name, "map-done")
 		prog.phase("reduce", nred, redTotal)
 		err = tr.run(nred, "r", func(t *Task, c *Counters, p int) error {
 			st := &redStats[p]
@@ -363,6 +365,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
 	dur := time.Since(start)
+	killpoint.Reached(name, "tasks-done")
 	if err := publish(stages, countersFile{Job: name, Attempt: attempt, DurationMS: dur.Milliseconds(), Counters: counters.Snapshot()}); err != nil {
 		return nil, fmt.Errorf("job %s: %w", name, err)
 	}
