@@ -216,7 +216,7 @@ func Settings() []Setting {
 		{Name: CrawlDBKeepOld, Kind: Bool, Default: "false",
 			Doc: "keep the previous CrawlDB as crawldb/old after inject or updatedb (db.preserve.backup)"},
 		{Name: LockMaxAge, Kind: Duration, Default: "24h",
-			Doc: "a CrawlDB lock older than this is stale (--force breaks it); 0 means only a dead holder makes it stale"},
+			Doc: "on file systems without OS locks (HDFS), a CrawlDB, segment or crawl lock older than this is stale (--force breaks it); 0 means only a dead holder makes it stale. Local-disk locks are OS locks, freed when their holder dies"},
 
 		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive", "dynamic"},
 			Doc: "fetch schedule: default (fixed interval), adaptive (Nutch's AdaptiveFetchSchedule) or dynamic (cluster periods for young pages, Poisson estimates for old ones; see trawl cluster)"},

@@ -154,15 +154,19 @@ var errStopped = errors.New("stop file found")
 // new segment, until Rounds rounds have run or generate finds nothing due.
 //
 // It is safe to run from cron. It holds the crawl lock (CrawlLockFile in
-// the crawl directory; each job still takes the CrawlDB lock itself) and
-// fails at once with an error matching crawldb.ErrLocked if another crawl
-// holds it; Env.ForceLock breaks a lock whose holder died. Before new
-// rounds it finishes the rounds a crash or a stop left half-done: every
-// segment with a published fetch list but no UpdatedMarker gets its
-// missing stages (fetch unless crawl_fetch and content are published,
-// parse unless parse_data, parse_text and crawl_parse are, then updatedb;
-// a stage output published only in part is removed and the stage run
-// again). Such a segment that is older than a segment already merged
+// the crawl directory; each job still takes the CrawlDB and segment locks
+// itself) and fails at once with an error matching crawldb.ErrLocked if
+// another crawl holds it; on a local disk a dead crawl's lock is free, and
+// elsewhere Env.ForceLock breaks a lock whose holder died. It first repairs
+// what a crash left in the CrawlDB (Recover: a merge installed but not
+// marked is marked now), then finishes the rounds a crash, an interrupt or
+// a stop left half-done: every segment with a published fetch list but no
+// UpdatedMarker gets its missing stages (fetch unless crawl_fetch is
+// published, parse unless crawl_parse is, then updatedb; each stage, under
+// the segment's lock, removes what an interrupted run of it published in
+// part and runs again). A fetch that an interrupt ended (ErrInterrupted)
+// ends the Crawl with that error after the fetch is published; the next
+// Crawl parses and merges what it fetched. Such a segment that is older than a segment already merged
 // cannot be resumed (its URLs have been generated again since) and is
 // removed. Between stages Crawl checks for StopFile: if present it
 // removes it and returns with Stopped set, leaving the round for the next

@@ -152,13 +152,18 @@ type segmentInput struct {
 // changed); redirects clear the signature (NUTCH-1422); StatusParseMeta
 // updates are counted and ignored (segment.ParseUpdate has no metadata).
 //
-// UpdateDB holds the CrawlDB lock for the whole run, writes the new CrawlDB
-// beside the current one and installs it with crawldb.Install, then writes
-// UpdatedMarker into every merged segment (which ends the segment's
-// generate lock). On any failure the old CrawlDB is left as it was. The
-// new CrawlDB version lists the segments merged into it, so if the process
-// dies after the install but before a marker is written, the next job that
-// takes the lock writes the missing markers (recoverDB).
+// UpdateDB holds the CrawlDB lock for the whole run and each segment's lock
+// (segment.Lock), then repairs what a crash left (recoverDB), and only then
+// decides each segment's state: a segment already merged is skipped, and if
+// none is left UpdateDB fails with ErrAlreadyMerged (unless Remerge). It
+// writes the new CrawlDB beside the current one, installs it with
+// crawldb.Install, then writes UpdatedMarker into every merged segment
+// (which ends the segment's generate lock). On any failure before the
+// install the old CrawlDB is left as it was. The new CrawlDB version lists
+// the segments merged into it, so if the process dies, or a marker write
+// fails, after the install, the next job that takes the lock writes the
+// missing markers (recoverDB) and a retry finds the segments merged: a
+// segment is never merged twice by accident.
 //
 // With the dynamic schedule (Schedule.Name "dynamic"), UpdateDB first
 // applies cluster results and computes the cluster periods:

@@ -10,6 +10,16 @@
 //	parse_data      ParseData rows: outlinks, title, features, signature
 //	parse_text      ParseText rows: extracted text
 //	crawl_parse     ParseUpdate rows: CrawlDB updates found by parsing
+//
+// The segment's life (lifecycle.go) has one home here: its states
+// (incomplete, generated, fetched, parsed, merged) as its files show them
+// (Inspect), the marker updatedb writes once it merged the segment
+// (MergedMarker, MarkMerged), and the lock a job holds while it works on
+// the segment (Lock: fetch, parse and updatedb take it, so two jobs never
+// work on one segment at once). A stage publishes its outputs in a fixed
+// order (content before crawl_fetch, crawl_parse last), so the last output
+// published says the stage is done; Clean and RemoveOutputs clear what a
+// killed job left, under the lock.
 package segment
 
 import (

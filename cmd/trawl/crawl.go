@@ -51,7 +51,7 @@ func crawlCommand(sio *stdio) *cli.Command {
 		&cli.Float64Flag{Name: "days-per-round", Usage: "simulated days between rounds (`D`); 0 with no --now: the wall clock (--simweb: 1)"},
 		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
 		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
-		&cli.BoolFlag{Name: "force", Usage: "break the crawl lock of a crawl that died, and stale CrawlDB locks (holder dead, or older than lock.maxAge)"},
+		&cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break the lock of a crawl that died, and stale CrawlDB and segment locks (holder dead, or older than lock.maxAge)"},
 		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
 		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
 		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
@@ -76,11 +76,18 @@ the jobs it runs (--topN, --agent, --server-delay, --allow-private,
 --dns-server, ...; see each job's --help).
 
 Safe to run from cron: it holds the crawl lock (crawl/.locked), and exits with
-status 4 if another crawl holds it (--force breaks the lock of a crawl that
-died). It first finishes a round that a crash, a kill or a stop left half-done,
-or removes the segment when that round cannot be resumed. Creating crawl/.STOP
-makes it stop before its next stage (it removes the file and exits 0); the
-next crawl resumes there. Any failure exits non-zero with the reason.
+status 4 at once if another crawl holds it. On a local disk the locks are OS
+locks that die with their holder: after a crash or a kill -9 the next crawl
+simply goes ahead (on HDFS, --force breaks the lock of a crawl that died). It
+first repairs what a crash left in the CrawlDB, then finishes a round that a
+crash, a kill, an interrupt or a stop left half-done (fetched pages are
+parsed and merged, never fetched or merged twice), or removes the segment
+when that round cannot be resumed. The first Ctrl-C or SIGTERM during a
+fetch ends the fetch as its time limit does: what was fetched is kept, the
+crawl exits 130, and the next crawl parses and merges it; a second one
+aborts at once, leaving the CrawlDB as it was. Creating crawl/.STOP makes it
+stop before its next stage (it removes the file and exits 0); the next crawl
+resumes there. Any failure exits non-zero with the reason.
 
 Simulated time: with --days-per-round D (or --now), round k runs at the
 crawl's simulated time plus k*D days: generate, fetch and updatedb all take
@@ -103,7 +110,7 @@ Examples:
    trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
    trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
-   0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --force --agent mybot >> crawl.log 2>&1
+   0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
 		Flags: flags,
 		Action: action(sio, func(s *session, c *cli.Context) error {

@@ -33,8 +33,18 @@ requests to a host (robots.txt Crawl-delay wins, up to --max-crawl-delay;
 a host asking more is skipped for the round), robots.txt obeyed. A user agent
 is required (--agent, $TRAWL_AGENT or fetcher.agent): it names your crawler to
 the sites it visits. Addresses in private, loopback and link-local ranges are
-refused unless --allow-private. --time-limit ends the fetch early; the URLs
-not fetched stay due for the next round.
+refused unless --allow-private: such URLs are recorded fetch_refused and stay
+due, so a later fetch with --allow-private gets them. --time-limit ends the
+fetch early. Every URL of the list gets a crawl_fetch row: fetched, failed
+with its reason, fetch_robots_denied, fetch_refused, or fetch_skipped with the
+reason it was left for a later round (updatedb keeps such URLs due).
+
+The segment is locked while fetch runs: a second fetch (or parse, or
+updatedb) of it exits 4 at once, naming the holder. The first Ctrl-C or
+SIGTERM ends the fetch as --time-limit does: what was fetched is published,
+the rest recorded as skipped, and trawl exits 130; a second one aborts at
+once. A killed fetch needs no clean-up: the next fetch of the segment removes
+what it left and starts again.
 
 --now sets the fetch time base for simulated crawls (recorded fetch times are
 --now plus the time the fetch has run).
@@ -98,7 +108,9 @@ and features, and one link per outlink carrying its OPIC score share). Outlinks
 are normalized and filtered (urlfilter.* settings, --scope), at most
 --max-outlinks per page. A page that fails to parse is recorded as a failure;
 it never stops the job. Without SEGMENT it parses the newest segment that was
-fetched but not parsed.
+fetched but not parsed. The segment is locked while parse runs (a second job
+on it exits 4); parse outputs a killed parse published in part are removed
+and parsed again.
 
 Examples:
    trawl --crawl ./crawl parse

@@ -49,5 +49,5 @@ func nowFlagDef(what string) cli.Flag {
 
 // forceFlag is --force of the commands that lock the CrawlDB.
 func forceFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "force", Usage: "break a stale CrawlDB lock (its holder died, or it is older than lock.maxAge)"}
+	return &cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break a stale CrawlDB or segment lock (its holder died, or it is older than lock.maxAge); on a local disk a dead holder's lock is free anyway"}
 }

@@ -15,16 +15,20 @@ status, retries and next fetch time through the fetch schedule (schedule.*
 settings), signatures detect changed pages, outlinks add new URLs (unless
 --no-additions) and pass OPIC score. A SEGMENT is a path or URI, or a segment
 name under the crawl's segments/ directory. Merged segments are marked
-_updated, which releases their URLs for the next generate.
+_updated, which releases their URLs for the next generate. A segment already
+merged is skipped (merging it twice would count its fetches and links twice);
+if every segment given is, updatedb exits 1 (nothing to do) and --remerge
+merges them again on purpose.
 
-The CrawlDB is locked while updatedb runs; a failure or a kill leaves it as it
-was.
+The CrawlDB and the segments are locked while updatedb runs; a failure or a
+kill leaves the CrawlDB as it was, and a kill after the new CrawlDB is
+installed is completed by the next job (the segments are marked merged).
 
 Examples:
    trawl --crawl ./crawl updatedb ./crawl/segments/20261121103000
    trawl --crawl ./crawl updatedb 20261121103000 20261122103000
    trawl updatedb --no-additions 20261121103000   # update known URLs only
-   trawl updatedb --force 20261121103000          # after a crashed job left a stale lock`,
+   trawl updatedb --force 20261121103000          # on HDFS, after a crashed job left a stale lock`,
 		Flags: []cli.Flag{
 			settingFlag("no-additions"),
 			settingFlag("purge-gone"),
