@@ -153,6 +153,29 @@ func (e Env) segmentLockOptions() segment.LockOptions {
 	return segment.LockOptions{Force: e.ForceLock, MaxAge: e.LockMaxAge, Logger: e.log()}
 }
 
+// takeSegment takes the lock of the segment at segPath for job, held for
+// the job's whole run so that a second job on the segment fails at once
+// naming this one; then, under the lock, it removes what killed jobs left
+// in the segment and reads its state. The caller releases the lock with
+// unlock.
+func (e Env) takeSegment(fsys storage.FS, segPath, job string, log *slog.Logger) (*crawldb.LockHandle, segment.Status, error) {
+	sl, err := segment.Lock(fsys, segPath, job, e.segmentLockOptions())
+	if err != nil {
+		return nil, segment.Status{}, err
+	}
+	st, err := func() (segment.Status, error) {
+		if _, err := segment.Clean(fsys, segPath, log); err != nil {
+			return segment.Status{}, err
+		}
+		return segment.Inspect(fsys, segPath)
+	}()
+	if err != nil {
+		_ = sl.Unlock()
+		return nil, st, err
+	}
+	return sl, st, nil
+}
+
 // unlock releases h, joining its error into *errp.
 func (e Env) unlock(h *crawldb.LockHandle, errp *error) {
 	if err := h.Unlock(); err != nil {

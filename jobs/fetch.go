@@ -244,20 +244,11 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
 	}
 	genDir := path.Join(segPath, segment.DirGenerate)
-	// The segment's lock, held for the whole fetch: a second fetch (or a
-	// parse, or an updatedb) of this segment fails at once, naming us.
-	sl, err := segment.Lock(fsys, segPath, JobFetch, env.segmentLockOptions())
+	sl, st, err := env.takeSegment(fsys, segPath, JobFetch, log)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	defer env.unlock(sl, &err)
-	if _, err := segment.Clean(fsys, segPath, log); err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	st, err := segment.Inspect(fsys, segPath)
-	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
 	switch {
 	case st.State == segment.StateMerged:
 		return nil, fmt.Errorf("fetch: segment %s is already fetched and merged into the CrawlDB", o.Segment)

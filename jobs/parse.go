@@ -168,20 +168,11 @@ func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err 
 	if err != nil {
 		return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
 	}
-	// The segment's lock, held for the whole parse: a second parse (or a
-	// fetch, or an updatedb) of this segment fails at once, naming us.
-	sl, err := segment.Lock(fsys, segPath, JobParse, env.segmentLockOptions())
+	sl, st, err := env.takeSegment(fsys, segPath, JobParse, log)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	defer env.unlock(sl, &err)
-	if _, err := segment.Clean(fsys, segPath, log); err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
-	}
-	st, err := segment.Inspect(fsys, segPath)
-	if err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
-	}
 	switch st.State {
 	case segment.StateMerged:
 		return nil, fmt.Errorf("parse: segment %s is already merged into the CrawlDB: its parse would never be merged", seg)

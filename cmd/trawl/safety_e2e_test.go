@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,16 +25,8 @@ import (
 // with a server delay of delay, its fetch takes about pages/hosts × delay.
 func slowWeb(t *testing.T, dir string, hosts, pages int) (*simweb.Server, string) {
 	t.Helper()
-	web, err := simweb.New(simweb.Config{Seed: 5, Hosts: hosts, Pages: pages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := web.Serve(context.Background(), simweb.ServeOptions{DNSAddr: "127.0.0.1:0",
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv, _ := serveWeb(t, dir, simweb.Config{Seed: 5, Hosts: hosts, Pages: pages})
+	web := srv.Web()
 	// Every page of the ordinary hosts (the web's hostile hosts, a
 	// blackhole among them, exist whatever the hazards).
 	var b strings.Builder
