@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/apache/arrow/go/v15 v15.0.2
 	github.com/colinmarc/hdfs/v2 v2.4.0
+	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/klauspost/compress v1.17.9
 	github.com/miekg/dns v1.1.73
 	github.com/parquet-go/parquet-go v0.32.0
@@ -40,7 +41,6 @@ require (
 	github.com/jcmturner/dnsutils/v2 v2.0.0 // indirect
 	github.com/jcmturner/gofork v1.7.6 // indirect
 	github.com/jcmturner/goidentity/v6 v6.0.1 // indirect
-	github.com/jcmturner/gokrb5/v8 v8.4.4 // indirect
 	github.com/jcmturner/rpc/v2 v2.0.3 // indirect
 	github.com/klauspost/asmfmt v1.3.2 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.5 // indirect

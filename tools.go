@@ -1,12 +1,11 @@
 //go:build tools
 
-// This file pins modules that later packages use (HDFS, Arrow, DNS) so that
+// This file pins modules that later packages use (Arrow, DNS) so that
 // `go mod tidy` keeps them in go.mod before their first importer lands.
 package trawl
 
 import (
 	_ "github.com/apache/arrow/go/v15/parquet/pqarrow"
-	_ "github.com/colinmarc/hdfs/v2"
 	_ "github.com/miekg/dns"
 	_ "github.com/parquet-go/parquet-go"
 	_ "github.com/schollz/progressbar/v3"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trawl/trawl/config"
 	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/storage/hdfs"
 )
 
 // session is what a command needs after its flags are parsed: the effective
@@ -67,7 +68,7 @@ func newSession(c *cli.Context, sio *stdio) (*session, error) {
 	for _, w := range cfg.Warnings() {
 		log.Warn(w)
 	}
-	return &session{cfg: cfg, log: log, io: sio, resolver: storage.NewResolver()}, nil
+	return &session{cfg: cfg, log: log, io: sio, resolver: hdfs.Register(storage.NewResolver(), hdfs.Options{Env: sio.env, Logger: log})}, nil
 }
 
 // useLogger makes l the default logger, so that every log line of the
