@@ -7,7 +7,7 @@ DEMO    ?= /tmp/trawl-demo
 PKGS    ?= ./...
 
 
-.PHONY: all build test test-short bench bench-crawldb bench-fetch bench-dns bench-dbscan lint fmt crawl demo interop clean
+.PHONY: all build test test-short fuzz bench bench-crawldb bench-fetch bench-dns bench-dbscan lint fmt crawl demo interop clean
 
 all: build
 
@@ -22,6 +22,11 @@ test:
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
+
+# Every Go fuzz target, one after another, for FUZZTIME each (default 10s):
+# make fuzz FUZZTIME=5m.
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) ./scripts/fuzz.sh
 
 # Go micro-benchmarks of every hot path (one pass each).
 bench:

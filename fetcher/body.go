@@ -77,7 +77,15 @@ func readBody(r io.Reader, encoding string, length, limit int64) (body, error) {
 		if h, err := br.Peek(2); err == nil && isZlibHeader(h) {
 			zr, err := zlib.NewReader(br)
 			if err != nil {
-				return body{wire: w.n}, fmt.Errorf("deflate body: %w", err)
+				// A zlib header that does not decode (a preset
+				// dictionary, a window over 32 KiB, or cut short) is a
+				// decoding error, as a bad gzip header is: the body is
+				// kept as decoded (nothing), and only a network error
+				// fails the request.
+				if w.err != nil {
+					return body{wire: w.n}, w.err
+				}
+				return body{wire: w.n, truncated: true, decodeErr: fmt.Errorf("deflate body: %w", err)}, nil
 			}
 			defer zr.Close()
 			dec = zr

@@ -10,10 +10,13 @@
 // SpoolDir), so its memory does not grow with the row group size.
 //
 // Reading never panics: parquet-go can panic on corrupt input, and every
-// call into it here recovers and returns an error that names the file.
+// call into it here recovers and returns an error that names the file. A
+// file's footer is checked before parquet-go decodes it, so that a corrupt
+// one cannot make it allocate gigabytes (see checkFooter).
 package parquetio
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -249,7 +252,14 @@ func Open[T any](f storage.File, name string, opts ...ReaderOption) (r *Reader[T
 			err = panicError(name, p)
 		}
 	}()
-	pf, err := parquet.OpenFile(f, f.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	ra, err := checkFooter(f, f.Size())
+	if err != nil {
+		return nil, fmt.Errorf("parquetio: open %s: %w", name, err)
+	}
+	pf, err := parquet.OpenFile(ra, f.Size(), parquet.SkipBloomFilters(true), parquet.SkipPageIndex(true))
+	if tr, ok := ra.(*tailReader); ok {
+		tr.tail = nil // read: later reads go to the file
+	}
 	if err != nil {
 		return nil, fmt.Errorf("parquetio: open %s: %w", name, err)
 	}
@@ -264,6 +274,190 @@ func Open[T any](f storage.File, name string, opts ...ReaderOption) (r *Reader[T
 		return nil, fmt.Errorf("parquetio: %s: corrupt footer: row groups hold %d rows, file says %d", name, sum, pf.NumRows())
 	}
 	return &Reader[T]{name: name, file: f, pf: pf, groups: pf.RowGroups()}, nil
+}
+
+// checkFooter checks the footer of the Parquet file f before parquet-go
+// reads it, and returns f with the footer kept in memory for parquet-go
+// (which reads the same bytes). parquet-go allocates what a footer states
+// before checking it against the bytes there are: a corrupt footer length
+// (up to 4 GiB) or list length (up to 2^31 items of hundreds of bytes)
+// would allocate gigabytes, or end the process with a fatal out-of-memory
+// error that no recover catches. So the footer must fit in the file, and
+// every list, map and string in it in the footer. Files that do not end in
+// a Parquet magic are left to parquet-go to reject.
+func checkFooter(f io.ReaderAt, size int64) (io.ReaderAt, error) {
+	if size < 8 {
+		return f, nil
+	}
+	var end [8]byte
+	if n, _ := f.ReadAt(end[:], size-8); n != len(end) {
+		return f, nil
+	}
+	if magic := string(end[4:]); magic != "PAR1" && magic != "PARE" {
+		return f, nil
+	}
+	// The file is the opening magic, the data, the footer, its length and
+	// the closing magic.
+	n := int64(binary.LittleEndian.Uint32(end[:4]))
+	if n > size-12 {
+		return nil, fmt.Errorf("corrupt footer: its length %d exceeds the file's %d bytes", n, size)
+	}
+	tail := make([]byte, n+8)
+	if k, _ := f.ReadAt(tail, size-n-8); k != len(tail) {
+		return f, nil // parquet-go reports the read error
+	}
+	if err := checkThrift(tail[:n]); err != nil {
+		return nil, fmt.Errorf("corrupt footer: %w", err)
+	}
+	return &tailReader{ReaderAt: f, off: size - n - 8, tail: tail}, nil
+}
+
+// tailReader serves reads within the end of a file from memory, while it
+// holds it.
+type tailReader struct {
+	io.ReaderAt
+	off  int64
+	tail []byte
+}
+
+func (r *tailReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.tail != nil && off >= r.off && off+int64(len(p)) <= r.off+int64(len(r.tail)) {
+		return copy(p, r.tail[off-r.off:]), nil
+	}
+	return r.ReaderAt.ReadAt(p, off)
+}
+
+// checkThrift checks that data starts with a Thrift struct in the compact
+// protocol (as Parquet footers are) in which every list, set, map and
+// string fits in the bytes left: each item takes at least one byte.
+func checkThrift(data []byte) error {
+	c := thriftChecker{b: data}
+	return c.structure(0)
+}
+
+type thriftChecker struct {
+	b []byte
+	i int
+}
+
+var errThriftShort = errors.New("truncated Thrift data")
+
+func (c *thriftChecker) left() uint64 { return uint64(len(c.b) - c.i) }
+
+func (c *thriftChecker) skip(n uint64) error {
+	if n > c.left() {
+		return fmt.Errorf("%d bytes wanted, %d left", n, c.left())
+	}
+	c.i += int(n)
+	return nil
+}
+
+func (c *thriftChecker) byte1() (byte, error) {
+	if c.i >= len(c.b) {
+		return 0, errThriftShort
+	}
+	c.i++
+	return c.b[c.i-1], nil
+}
+
+func (c *thriftChecker) uvarint() (uint64, error) {
+	x, n := binary.Uvarint(c.b[c.i:])
+	if n <= 0 {
+		return 0, errThriftShort
+	}
+	c.i += n
+	return x, nil
+}
+
+func (c *thriftChecker) structure(depth int) error {
+	if depth > 64 {
+		return errors.New("structs nested too deep")
+	}
+	for {
+		h, err := c.byte1()
+		if err != nil || h == 0 { // 0 ends the struct
+			return err
+		}
+		if h>>4 == 0 { // a field id that is not a delta: a varint follows
+			if _, err := c.uvarint(); err != nil {
+				return err
+			}
+		}
+		if err := c.value(h&0x0f, depth, true); err != nil {
+			return err
+		}
+	}
+}
+
+// value skips one value of compact type t (a bool field's value is in its
+// header, a bool item is a byte).
+func (c *thriftChecker) value(t byte, depth int, field bool) error {
+	switch t {
+	case 1, 2: // bool
+		if field {
+			return nil
+		}
+		return c.skip(1)
+	case 3: // byte
+		return c.skip(1)
+	case 4, 5, 6: // i16, i32, i64
+		_, err := c.uvarint()
+		return err
+	case 7: // double
+		return c.skip(8)
+	case 8: // binary
+		n, err := c.uvarint()
+		if err != nil {
+			return err
+		}
+		return c.skip(n)
+	case 9, 10: // list, set
+		h, err := c.byte1()
+		if err != nil {
+			return err
+		}
+		n := uint64(h >> 4)
+		if n == 15 {
+			if n, err = c.uvarint(); err != nil {
+				return err
+			}
+		}
+		if n > c.left() {
+			return fmt.Errorf("a list of %d items in %d bytes", n, c.left())
+		}
+		for range n {
+			if err := c.value(h&0x0f, depth+1, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	case 11: // map
+		n, err := c.uvarint()
+		if err != nil || n == 0 {
+			return err
+		}
+		kv, err := c.byte1()
+		if err != nil {
+			return err
+		}
+		if n > c.left()/2 {
+			return fmt.Errorf("a map of %d entries in %d bytes", n, c.left())
+		}
+		for range n {
+			if err := c.value(kv>>4, depth+1, false); err != nil {
+				return err
+			}
+			if err := c.value(kv&0x0f, depth+1, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	case 12: // struct
+		return c.structure(depth + 1)
+	case 13: // uuid
+		return c.skip(16)
+	}
+	return fmt.Errorf("unknown Thrift type %d", t)
 }
 
 func panicError(name string, p any) error {
@@ -336,7 +530,8 @@ func (r *Reader[T]) RowGroupBytes(i int) int64 {
 
 // Rows iterates over the rows of row groups [start, end). Reading stops at
 // the first error, which is yielded with a zero T; errors name the file.
-// Rows are read in batches of BatchSize; each yielded T is the caller's.
+// Rows are read in batches of BatchSize (or of the row group's size, if
+// smaller); each yielded T is the caller's.
 func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -355,13 +550,18 @@ func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 				return
 			}
 			want := r.groups[g].NumRows()
+			// parquet-go's Read costs in proportion to the buffer it is
+			// given, not to the rows it finds (a 1024-row buffer makes
+			// reading a 2-row group of Datums some 20 times slower), so
+			// a small row group is read with a buffer its size.
+			batch := buf[:max(1, min(int64(len(buf)), want))]
 			var got int64
 			for {
-				clear(buf)
+				clear(batch)
 				var n int
 				var rerr error
 				err := r.guard(g, func() error {
-					n, rerr = gr.Read(buf)
+					n, rerr = gr.Read(batch)
 					return nil
 				})
 				if err != nil {
@@ -371,7 +571,7 @@ func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 				}
 				got += int64(n)
 				for i := 0; i < n; i++ {
-					if !yield(buf[i], nil) {
+					if !yield(batch[i], nil) {
 						_ = r.guard(g, gr.Close)
 						return
 					}
