@@ -128,75 +128,120 @@ func TestUpdateDBMarkerWriteFails(t *testing.T) {
 	}
 }
 
-// TestFaultSuiteUpdateDB fails, one at a time, every create, write, close,
-// rename, remove and mkdir a clean updatedb makes (or an even sample of
-// them). Whatever fails, the CrawlDB afterwards is what it was or what one
-// clean run gives, never anything else; and a plain retry on a healthy
-// disk ends exactly where one clean run does, leaving nothing behind.
-func TestFaultSuiteUpdateDB(t *testing.T) {
-	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	o := func(segs []string) UpdateOptions {
-		return UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched}
-	}
-	// The reference run, counting the calls of each kind.
-	ops := []faultfs.Op{faultfs.Create, faultfs.Write, faultfs.Close, faultfs.Rename, faultfs.Remove, faultfs.Mkdir}
-	var counting []faultfs.Rule
-	for _, op := range ops {
-		counting = append(counting, faultfs.Rule{Op: op, Nth: -1})
-	}
-	ref := testEnv(t)
-	refSegs := writeManySegments(t, ref, now)
-	before := readDB(t, ref)
-	fref, ffs := faultEnv(ref, counting...)
-	if _, err := UpdateDB(context.Background(), fref, o(refSegs)); err != nil {
-		t.Fatal(err)
-	}
-	want := readDB(t, ref)
-	calls := ffs.Matched()
+// faultJob is a job the fault suite runs: setup writes its starting state
+// into a fresh crawl, run runs it (errAllowed tells a retry's expected
+// "nothing to do" from a failure), check looks at what it leaves beside
+// the CrawlDB.
+type faultJob struct {
+	setup      func(t *testing.T, env Env) []string
+	run        func(env Env, segs []string) error
+	errAllowed func(error) bool
+	check      func(t *testing.T, env Env, segs []string)
+}
 
+// TestFaultSuite fails, one at a time, every create, write, close, rename,
+// remove and mkdir a clean run of each job makes (or an even sample of
+// them), on a file system that injects the fault (EIO). Whatever fails,
+// the CrawlDB afterwards is what it was or what one clean run gives, never
+// anything else; and a plain retry on a healthy disk ends exactly where
+// one clean run does, leaving nothing behind.
+func TestFaultSuite(t *testing.T) {
+	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+	jobs := map[string]faultJob{
+		"updatedb": {
+			setup: func(t *testing.T, env Env) []string { return writeManySegments(t, env, now) },
+			run: func(env Env, segs []string) error {
+				_, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched})
+				return err
+			},
+			errAllowed: func(err error) bool { return errors.Is(err, ErrAlreadyMerged) },
+			check: func(t *testing.T, env Env, segs []string) {
+				for _, s := range segs {
+					if !dirExists(filepath.Join(s, UpdatedMarker)) {
+						t.Errorf("%s not marked merged", s)
+					}
+				}
+			},
+		},
+		"inject": {
+			setup: func(t *testing.T, env Env) []string {
+				writeDB(t, env, []crawldb.Datum{mkDatum("http://s.example/1", 1, now, crawldb.StatusDBFetched)}, 2)
+				seeds := filepath.Join(filepath.Dir(env.Crawl), "seeds.txt")
+				writeFile(t, seeds, "http://s.example/1\tscore=3\nhttp://s.example/2\nhttp://t.example/\n")
+				return []string{seeds}
+			},
+			run: func(env Env, seeds []string) error {
+				_, err := Inject(context.Background(), env, InjectOptions{Seeds: seeds, Now: now, Overwrite: true})
+				return err
+			},
+			errAllowed: func(error) bool { return false },
+			check:      func(*testing.T, Env, []string) {},
+		},
+	}
+	ops := []faultfs.Op{faultfs.Create, faultfs.Write, faultfs.Close, faultfs.Rename, faultfs.Remove, faultfs.Mkdir}
 	perOp := 5
 	if testing.Short() {
 		perOp = 3
 	}
-	failures := 0
-	for i, op := range ops {
-		n := calls[i]
-		for _, nth := range sample(n, perOp) {
-			t.Run(fmt.Sprintf("%s-%d-of-%d", op, nth, n), func(t *testing.T) {
-				env := testEnv(t)
-				segs := writeManySegments(t, env, now)
-				fenv, ffs := faultEnv(env, faultfs.Rule{Op: op, Nth: nth})
-				_, err := UpdateDB(context.Background(), fenv, o(segs))
-				got := readDB(t, env)
-				if err != nil {
-					failures++
-					if !reflect.DeepEqual(got, before) && !reflect.DeepEqual(got, want) {
-						t.Fatalf("after %v (%v): the CrawlDB is neither the old nor the new one", ffs.Failed(), err)
-					}
-				} else if !reflect.DeepEqual(got, want) {
-					t.Fatalf("updatedb succeeded despite %v, with a wrong CrawlDB", ffs.Failed())
+	for name, job := range jobs {
+		t.Run(name, func(t *testing.T) {
+			// The reference run, counting the calls of each kind.
+			var counting []faultfs.Rule
+			for _, op := range ops {
+				counting = append(counting, faultfs.Rule{Op: op, Nth: -1})
+			}
+			ref := testEnv(t)
+			refIn := job.setup(t, ref)
+			before := readDB(t, ref)
+			fref, ffs := faultEnv(ref, counting...)
+			if err := job.run(fref, refIn); err != nil {
+				t.Fatal(err)
+			}
+			want := readDB(t, ref)
+			if reflect.DeepEqual(before, want) {
+				t.Fatal("a clean run changes nothing: the suite would prove nothing")
+			}
+			calls := ffs.Matched()
+			failures := 0
+			for i, op := range ops {
+				n := calls[i]
+				for _, nth := range sample(n, perOp) {
+					t.Run(fmt.Sprintf("%s-%d-of-%d", op, nth, n), func(t *testing.T) {
+						env := testEnv(t)
+						in := job.setup(t, env)
+						fenv, ffs := faultEnv(env, faultfs.Rule{Op: op, Nth: nth})
+						err := job.run(fenv, in)
+						got := readDB(t, env)
+						if err != nil {
+							failures++
+							if !reflect.DeepEqual(got, before) && !reflect.DeepEqual(got, want) {
+								t.Fatalf("after %v (%v): the CrawlDB is neither the old nor the new one", ffs.Failed(), err)
+							}
+						} else if !reflect.DeepEqual(got, want) {
+							t.Fatalf("%s succeeded despite %v, with a wrong CrawlDB", name, ffs.Failed())
+						}
+						// A plain retry on a healthy disk: if the run
+						// failed after its install, a retry of inject
+						// injects the same seeds again, which changes
+						// nothing; updatedb finds its segments merged.
+						ffs.SetRules()
+						if err := job.run(fenv, in); err != nil && !job.errAllowed(err) {
+							t.Fatalf("retry after %v: %v", ffs.Failed(), err)
+						}
+						if got := readDB(t, env); !reflect.DeepEqual(got, want) {
+							t.Fatalf("retry after %v: the CrawlDB differs from one clean run", ffs.Failed())
+						}
+						job.check(t, env, in)
+						if l := leftovers(t, env); len(l) > 0 {
+							t.Errorf("retry after %v left %v", ffs.Failed(), l)
+						}
+					})
 				}
-				// A plain retry on a healthy disk.
-				ffs.SetRules()
-				if _, err := UpdateDB(context.Background(), fenv, o(segs)); err != nil && !errors.Is(err, ErrAlreadyMerged) {
-					t.Fatalf("retry after %v: %v", ffs.Failed(), err)
-				}
-				if got := readDB(t, env); !reflect.DeepEqual(got, want) {
-					t.Fatalf("retry after %v: the CrawlDB differs from one clean run", ffs.Failed())
-				}
-				for _, s := range segs {
-					if !dirExists(filepath.Join(s, UpdatedMarker)) {
-						t.Errorf("retry after %v: %s not marked merged", ffs.Failed(), s)
-					}
-				}
-				if l := leftovers(t, env); len(l) > 0 {
-					t.Errorf("retry after %v left %v", ffs.Failed(), l)
-				}
-			})
-		}
-	}
-	if failures == 0 {
-		t.Error("no injected fault made updatedb fail: the suite proves nothing")
+			}
+			if failures == 0 {
+				t.Errorf("no injected fault made %s fail: the suite proves nothing", name)
+			}
+		})
 	}
 }
 
