@@ -20,7 +20,8 @@ Examples:
 				ArgsUsage: "[SEGMENT...]",
 				Description: `Lists the given segments (names under segments/, paths or URIs), or every
 segment of the crawl, with the number of records in each stage
-(generated, fetched, parsed) and whether updatedb has merged it.
+(generated, fetched, parsed) and its state: incomplete (a generate that
+died), generated, fetched, parsed or merged (updatedb merged it).
 
 Examples:
    trawl --crawl ./crawl readseg list

@@ -12,7 +12,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -128,7 +127,7 @@ func (s *session) readsegList(c *cli.Context) error {
 		}
 	}
 	tw := tabwriter.NewWriter(s.io.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SEGMENT\tGENERATED\tFETCHED\tPARSED\tUPDATED\tPATH")
+	fmt.Fprintln(tw, "SEGMENT\tGENERATED\tFETCHED\tPARSED\tSTATE\tPATH")
 	byDir := map[string]stage{}
 	for _, st := range segmentStages() {
 		byDir[st.dir] = st
@@ -155,11 +154,11 @@ func (s *session) readsegList(c *cli.Context) error {
 			}
 			cols = append(cols, fmt.Sprint(n))
 		}
-		updated, err := storage.Exists(fsys, p+"/"+jobs.UpdatedMarker)
+		st, err := segment.Inspect(fsys, p)
 		if err != nil {
 			return fmt.Errorf("readseg list: %w", err)
 		}
-		cols = append(cols, map[bool]string{true: "yes", false: "no"}[updated], seg)
+		cols = append(cols, st.State.String(), seg)
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	return tw.Flush()

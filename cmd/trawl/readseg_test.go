@@ -63,10 +63,10 @@ func TestReadseg(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("readseg list:\n%s", res.stdout)
 	}
-	if f := strings.Fields(lines[1]); f[0] != "20261121103000" || f[1] != "3" || f[2] != "2" || f[3] != "-" || f[4] != "no" {
+	if f := strings.Fields(lines[1]); f[0] != "20261121103000" || f[1] != "3" || f[2] != "2" || f[3] != "-" || f[4] != "fetched" {
 		t.Errorf("first segment line: %q", lines[1])
 	}
-	if f := strings.Fields(lines[2]); f[0] != "20261122103000" || f[1] != "0" || f[2] != "-" || f[4] != "yes" {
+	if f := strings.Fields(lines[2]); f[0] != "20261122103000" || f[1] != "0" || f[2] != "-" || f[4] != "merged" {
 		t.Errorf("second segment line: %q", lines[2])
 	}
 	// By name, by path.
