@@ -334,6 +334,13 @@ func (s *Server) Close() error {
 			}
 		}
 		s.wg.Wait()
+		// http.Server.Close does not wait for handlers, whose access-log
+		// entries are added as they return; every one of them is ending
+		// now (its context and connection are closed), so wait for them,
+		// boundedly, before the log is read or flushed.
+		for deadline := time.Now().Add(10 * time.Second); s.inflight.Load() > 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		if err := s.access.flush(); err != nil {
 			errs = append(errs, err)
 		}
