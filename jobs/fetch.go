@@ -8,7 +8,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -148,7 +147,6 @@ const (
 const (
 	confFetchOut        = "fetch.out"
 	confFetchContent    = "fetch.content"
-	confFetchParts      = "fetch.parts"
 	confFetchAgent      = "fetch.agent"
 	confFetchDelay      = "fetch.serverDelay"
 	confFetchMaxCrawl   = "fetch.maxCrawlDelay"
@@ -181,9 +179,8 @@ const (
 // The engine job is map-only with one map task per fetch-list part
 // (mapreduce.WholeFiles): generate puts each host in one part, so each
 // task runs one fetcher (package fetcher) that owns its hosts' politeness.
-// A task first collects its part's rows (the driver tells it, by the
-// part's first URL, how many there are, since the engine has no end-of-
-// input hook), then fetches them all with MaxConnections connections.
+// A task's map calls collect its part's rows; at the end of its input (the
+// job's MapCleanup) it fetches them all with MaxConnections connections.
 // crawl_fetch rows are sorted by URL within each part file; content rows
 // are in the order pages arrived (sorting them would hold every body in
 // memory). Redirect targets followed within the fetch (FollowRedirects)
@@ -272,7 +269,6 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	c.set(confIn, storage.Join(o.Segment, segment.DirGenerate))
 	c.set(confFetchOut, storage.Join(o.Segment, segment.DirFetch))
 	c.set(confFetchContent, storage.Join(o.Segment, segment.DirContent))
-	c.setJSON(confFetchParts, parts)
 	c.set(confFetchAgent, o.Agent)
 	c.setDuration(confFetchDelay, o.ServerDelay)
 	c.setDuration(confFetchMaxCrawl, o.MaxCrawlDelay)
@@ -361,7 +357,8 @@ func (o *FetchOptions) resolverConfig() resolver.Config {
 }
 
 // fetchListParts reads the footer and first URL of each part of a fetch
-// list: the map tasks learn from it how many rows their part has.
+// list (parts without rows are left out): the driver counts the rows the
+// tasks must read, and checks that no two parts start with one URL.
 func fetchListParts(fsys storage.FS, dir, uri string) (map[string]int64, int64, error) {
 	files, err := parquetio.PartFiles(fsys, dir)
 	if err != nil {
@@ -420,7 +417,6 @@ type fetchRecord struct {
 
 // fetchConfig is the fetch job's configuration, read from its Conf.
 type fetchConfig struct {
-	parts      map[string]int64
 	opts       fetcher.Options
 	dnsServers []string
 	dns        resolver.Config
@@ -437,9 +433,8 @@ func (fc *fetchConfig) clock() func() time.Time {
 	return func() time.Time { return now.Add(time.Since(start)) }
 }
 
-// fetchTask collects the rows of one map task's part.
+// fetchTask collects the rows of one map task's part (its Task.State).
 type fetchTask struct {
-	want int64
 	rows []crawldb.Datum
 }
 
@@ -449,7 +444,6 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 	c := &conf{m: m}
 	in, out, contentOut := c.str(confIn), c.str(confFetchOut), c.str(confFetchContent)
 	fc := &fetchConfig{}
-	c.json(confFetchParts, &fc.parts)
 	c.json(confFetchDNS, &fc.dnsServers)
 	c.json(confFetchResolver, &fc.dns)
 	fc.opts = fetcher.Options{
@@ -491,30 +485,30 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 	if _, err := fetcher.New(fc.opts); err != nil {
 		return nil, fmt.Errorf("fetch job: %w", err)
 	}
-	var tasks sync.Map // *mapreduce.Task -> *fetchTask
 	mapFn := func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[fetchRecord]) error {
-		v, _ := tasks.Load(t)
-		ft, _ := v.(*fetchTask)
-		if ft == nil {
-			want, ok := fc.parts[d.URL]
-			if !ok {
-				return fmt.Errorf("fetch: row %q does not start a part of the fetch list (did the fetch list change since the job started?)", d.URL)
-			}
-			ft = &fetchTask{want: want, rows: make([]crawldb.Datum, 0, want)}
-			tasks.Store(t, ft)
-		}
+		ft := t.State.(*fetchTask)
 		ft.rows = append(ft.rows, d)
-		if int64(len(ft.rows)) < ft.want {
-			return nil
-		}
-		tasks.Delete(t)
-		return runFetchTask(t, fc, ft.rows, emit)
+		return nil
 	}
 	return &mapreduce.Job[fetchRecord, fetchRecord]{
 		Name:    JobFetch,
 		Conf:    m,
 		Inputs:  []mapreduce.Input[fetchRecord]{mapreduce.From(in, mapFn, mapreduce.WholeFiles(), mapreduce.RequireSuccess())},
 		MapOnly: true,
+		MapSetup: func(t *mapreduce.Task) error {
+			t.State = &fetchTask{}
+			return nil
+		},
+		// The part is read: fetch it (a part without rows is no task).
+		MapCleanup: func(t *mapreduce.Task, emit mapreduce.Emit[fetchRecord]) error {
+			ft := t.State.(*fetchTask)
+			if len(ft.rows) == 0 {
+				return nil
+			}
+			rows := ft.rows
+			ft.rows = nil
+			return runFetchTask(t, fc, rows, emit)
+		},
 		// content first: the engine publishes outputs in this order, so
 		// a published crawl_fetch means the content is published too.
 		Outputs: []mapreduce.Output[fetchRecord]{

@@ -9,7 +9,6 @@ import (
 	"math"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -389,14 +388,12 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 			c2.setSchedule(o.Schedule)
 			var rows int64
 			if o.PartitionMode == PartitionIP {
-				// Each task reads a whole part and learns its row count
-				// from the part's first URL (see ipPartitioner).
-				var parts map[string]int64
-				parts, rows, err = fetchListParts(cp.fs, selectPath, selectOut)
+				// Each task reads a whole part: together, every row
+				// (checked below).
+				_, rows, err = fetchListParts(cp.fs, selectPath, selectOut)
 				if err != nil {
 					return nil, fmt.Errorf("generate: %w", err)
 				}
-				c2.setJSON(confPartParts, parts)
 				c2.setJSON(confPartResolver, o.resolverConfig())
 			}
 			if c2.err != nil {
@@ -695,17 +692,17 @@ func newGenerateSelectJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, cr
 			return nil
 		}, mapreduce.RequireSuccess()))
 	}
-	var states sync.Map // *mapreduce.Task -> *selState
 	reduce := func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
 		host, kind, rank, url, err := parseSelectKey(key)
 		if err != nil {
 			return err
 		}
-		v, _ := states.Load(t)
-		st, _ := v.(*selState)
+		// The partition's state (Task.State starts nil at each
+		// partition).
+		st, _ := t.State.(*selState)
 		if st == nil {
 			st = &selState{held: map[string]struct{}{}}
-			states.Store(t, st)
+			t.State = st
 		}
 		if st.host != host {
 			st.host, st.taken = host, 0
@@ -954,7 +951,6 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 	}
 	var ipc ipPartConfig
 	if part.mode == PartitionIP {
-		c.json(confPartParts, &ipc.parts)
 		c.json(confPartResolver, &ipc.dns)
 	}
 	if c.err != nil {
@@ -964,9 +960,6 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 		return nil, errors.New("generate-topn job: conf lacks the input or the output")
 	}
 	if part.mode == PartitionIP {
-		if len(ipc.parts) == 0 {
-			return nil, errors.New("generate-topn job: conf lacks the parts of the IP partitioning")
-		}
 		if err := ipc.dns.Validate(); err != nil {
 			return nil, fmt.Errorf("generate-topn job: DNS settings: %w", err)
 		}
@@ -981,9 +974,13 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 		return rank, true
 	}
 	var input mapreduce.Input[crawldb.Datum]
+	var setup func(*mapreduce.Task) error
+	var cleanup func(*mapreduce.Task, mapreduce.Emit[crawldb.Datum]) error
 	if part.mode == PartitionIP {
-		input = mapreduce.From(in, ipPartitioner(part, ipc, keep),
+		ip := newIPPartitioner(part, ipc, keep)
+		input = mapreduce.From(in, ip.mapRow,
 			mapreduce.WholeFiles(), mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
+		setup, cleanup = ip.setup, ip.cleanup
 	} else {
 		input = mapreduce.From(in, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
 			rank, ok := keep(t, &d)
@@ -995,18 +992,25 @@ func newGenerateTopNJob(m map[string]string) (*mapreduce.Job[crawldb.Datum, craw
 			return nil
 		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 	}
-	var states sync.Map // *mapreduce.Task -> *string (the current host)
 	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
-		Name:   jobGenerateTopN,
-		Conf:   m,
-		Inputs: []mapreduce.Input[crawldb.Datum]{input},
+		Name:       jobGenerateTopN,
+		Conf:       m,
+		Inputs:     []mapreduce.Input[crawldb.Datum]{input},
+		MapSetup:   setup,
+		MapCleanup: cleanup,
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[crawldb.Datum], out func(crawldb.Datum)) error {
 			host, _, _, _, err := parseSelectKey(key)
 			if err != nil {
 				return err
 			}
-			v, _ := states.LoadOrStore(t, new(string))
-			if cur := v.(*string); *cur != host {
+			// The partition's current host (Task.State starts nil at
+			// each partition).
+			cur, _ := t.State.(*string)
+			if cur == nil {
+				cur = new(string)
+				t.State = cur
+			}
+			if *cur != host {
 				*cur = host
 				t.Count(ctrHosts, 1)
 			}

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
@@ -39,7 +38,6 @@ const (
 // Conf keys of the partitioning.
 const (
 	confPartMode     = "generate.partitionMode"
-	confPartParts    = "generate.partitionParts"
 	confPartResolver = "generate.resolver"
 )
 
@@ -173,10 +171,8 @@ func firstAddr(addrs []netip.Addr) string {
 }
 
 // ipPartConfig is what the IP partitioning of generate-topn reads from its
-// Conf: the rows of each input part (by its first URL) and the resolver;
-// and its window (0: ipWindowHosts and ipWindowRows).
+// Conf: the resolver; and its window (0: ipWindowHosts and ipWindowRows).
 type ipPartConfig struct {
-	parts                   map[string]int64
 	dns                     resolver.Config
 	windowHosts, windowRows int
 }
@@ -189,15 +185,13 @@ type queuedRow struct {
 	rank     float32
 }
 
-// ipPartTask is one map task of the IP partitioning: it reads one whole
-// part of the selection (WholeFiles) and knows from its first URL how many
-// rows that is, so that it can key the last waiting candidates and close
-// its resolver after the last row (the engine has no end-of-input hook).
+// ipPartTask is one map task of the IP partitioning (its Task.State): it
+// reads one whole part of the selection (WholeFiles) with a resolver of
+// its own, which the task's end closes.
 type ipPartTask struct {
-	first      string
-	want, seen int64
-	dns        *resolver.Resolver
-	stop       func() bool
+	seen int64
+	dns  *resolver.Resolver
+	stop func() bool
 	// tokens holds each host's token once looked up; "" while prefetched.
 	tokens map[string]string
 	queue  []queuedRow
@@ -206,75 +200,81 @@ type ipPartTask struct {
 	runs int
 }
 
-// ipPartitioner returns generate-topn's map function for the IP
-// partitioning: keep(d) reports whether a candidate is within the topN
-// cut-off (others are counted and dropped), and the kept ones are keyed by
-// p.group with their host's first address as the token.
-func ipPartitioner(p partitioning, cfg ipPartConfig, keep func(t *mapreduce.Task, d *crawldb.Datum) (float32, bool)) mapreduce.MapFunc[crawldb.Datum, crawldb.Datum] {
-	var tasks sync.Map // *mapreduce.Task -> *ipPartTask
+// ipPartitioner is generate-topn's map side for the IP partitioning:
+// keep(d) reports whether a candidate is within the topN cut-off (others
+// are counted and dropped), and the kept ones are keyed by p.group with
+// their host's first address as the token. Its setup, mapRow and cleanup
+// are the job's MapSetup, map function and MapCleanup.
+type ipPartitioner struct {
+	p    partitioning
+	cfg  ipPartConfig
+	keep func(t *mapreduce.Task, d *crawldb.Datum) (float32, bool)
+}
+
+// newIPPartitioner returns the IP partitioning of p with cfg and keep.
+func newIPPartitioner(p partitioning, cfg ipPartConfig, keep func(t *mapreduce.Task, d *crawldb.Datum) (float32, bool)) *ipPartitioner {
 	if cfg.windowHosts <= 0 {
 		cfg.windowHosts = ipWindowHosts
 	}
 	if cfg.windowRows <= 0 {
 		cfg.windowRows = ipWindowRows
 	}
-	return func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
-		if err := t.Ctx.Err(); err != nil {
-			return fmt.Errorf("generate: partition by IP: %w", err)
-		}
-		v, _ := tasks.Load(t)
-		st, _ := v.(*ipPartTask)
-		if st == nil {
-			want, ok := cfg.parts[d.URL]
-			if !ok {
-				return fmt.Errorf("generate: candidate %q does not start a part of the selection (did it change since the job started?)", d.URL)
-			}
-			rc := cfg.dns
-			rc.Log = t.Log
-			dns, err := resolver.New(rc)
-			if err != nil {
-				return fmt.Errorf("generate: partition by IP: %w", err)
-			}
-			st = &ipPartTask{first: d.URL, want: want, dns: dns, tokens: map[string]string{}}
-			// A failed or cancelled attempt closes its resolver too.
-			st.stop = context.AfterFunc(t.Ctx, func() {
-				dns.Close()
-				tasks.CompareAndDelete(t, st)
-			})
-			tasks.Store(t, st)
-		}
-		st.seen++
-		if st.seen > st.want {
-			return fmt.Errorf("generate: the part starting with %q has more than its %d rows (did it change since the job started?)", st.first, st.want)
-		}
-		if rank, ok := keep(t, &d); ok {
-			host := countKey(d.URL, d.Host, false)
-			if _, asked := st.tokens[host]; !asked {
-				st.tokens[host] = ""
-				st.dns.Prefetch(t.Ctx, []string{host})
-			}
-			if n := len(st.queue); n == st.head || st.queue[n-1].host != host {
-				st.runs++
-			}
-			st.queue = append(st.queue, queuedRow{d: d, countKey: countKey(d.URL, d.Host, p.countDomain), host: host, rank: rank})
-		}
-		for st.runs > cfg.windowHosts || len(st.queue)-st.head > cfg.windowRows {
-			if err := st.emitHead(t, p, emit); err != nil {
-				return err
-			}
-		}
-		if st.seen < st.want {
-			return nil
-		}
-		for len(st.queue) > st.head {
-			if err := st.emitHead(t, p, emit); err != nil {
-				return err
-			}
-		}
-		st.finish(t)
-		tasks.Delete(t)
-		return nil
+	return &ipPartitioner{p: p, cfg: cfg, keep: keep}
+}
+
+// setup starts a task: its resolver, closed when the task attempt ends
+// whether or not it succeeded.
+func (ip *ipPartitioner) setup(t *mapreduce.Task) error {
+	rc := ip.cfg.dns
+	rc.Log = t.Log
+	dns, err := resolver.New(rc)
+	if err != nil {
+		return fmt.Errorf("generate: partition by IP: %w", err)
 	}
+	st := &ipPartTask{dns: dns, tokens: map[string]string{}}
+	st.stop = context.AfterFunc(t.Ctx, func() { dns.Close() })
+	t.State = st
+	return nil
+}
+
+// mapRow queues a kept candidate, prefetching its host's address, and
+// keys the oldest waiting ones while the window is full.
+func (ip *ipPartitioner) mapRow(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
+	if err := t.Ctx.Err(); err != nil {
+		return fmt.Errorf("generate: partition by IP: %w", err)
+	}
+	st := t.State.(*ipPartTask)
+	st.seen++
+	if rank, ok := ip.keep(t, &d); ok {
+		host := countKey(d.URL, d.Host, false)
+		if _, asked := st.tokens[host]; !asked {
+			st.tokens[host] = ""
+			st.dns.Prefetch(t.Ctx, []string{host})
+		}
+		if n := len(st.queue); n == st.head || st.queue[n-1].host != host {
+			st.runs++
+		}
+		st.queue = append(st.queue, queuedRow{d: d, countKey: countKey(d.URL, d.Host, ip.p.countDomain), host: host, rank: rank})
+	}
+	for st.runs > ip.cfg.windowHosts || len(st.queue)-st.head > ip.cfg.windowRows {
+		if err := st.emitHead(t, ip.p, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cleanup keys the candidates still waiting at the end of the task's part,
+// then closes its resolver and counts what it did.
+func (ip *ipPartitioner) cleanup(t *mapreduce.Task, emit mapreduce.Emit[crawldb.Datum]) error {
+	st := t.State.(*ipPartTask)
+	for len(st.queue) > st.head {
+		if err := st.emitHead(t, ip.p, emit); err != nil {
+			return err
+		}
+	}
+	st.finish(t)
+	return nil
 }
 
 // emitHead keys and emits the oldest waiting candidate, looking its host

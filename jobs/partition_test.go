@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,11 +17,11 @@ import (
 	"github.com/trawl/trawl/urlutil"
 )
 
-// TestIPPartitionerWindow feeds one part through the IP partitioning's map
-// function with a window of 2 hosts and 4 rows: candidates wait at most
-// that long, every kept one is emitted once with its host's token, the
-// dropped one is not, each host is asked once (a host seen again later
-// too), and a cancelled task stops.
+// TestIPPartitionerWindow feeds one part through the IP partitioning's
+// setup, map function and cleanup with a window of 2 hosts and 4 rows:
+// candidates wait at most that long, every kept one is emitted once with
+// its host's token, the dropped one is not, each host is asked once (a
+// host seen again later too), and a cancelled task stops.
 func TestIPPartitionerWindow(t *testing.T) {
 	now := genNow()
 	zone := resolvertest.Serve(t, ipWeb)
@@ -32,15 +31,20 @@ func TestIPPartitionerWindow(t *testing.T) {
 	rows = append(rows, mkDatum("http://a1.alpha.com/again", 2, now, crawldb.StatusDBUnfetched))
 	drop := rows[5].URL
 	cfg := ipPartConfig{
-		parts: map[string]int64{rows[0].URL: int64(len(rows))},
 		// A time-out no loaded test machine reaches: one query per host.
 		dns:         resolver.Config{Servers: []string{dnsAddr}, Timeout: time.Minute},
 		windowHosts: 2, windowRows: 4,
 	}
 	keep := func(_ *mapreduce.Task, d *crawldb.Datum) (float32, bool) { return d.Score, d.URL != drop }
 	p := partitioning{mode: PartitionIP}
-	mapFn := ipPartitioner(p, cfg, keep)
-	task := &mapreduce.Task{Ctx: context.Background(), Job: JobGenerateTopN, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ip := newIPPartitioner(p, cfg, keep)
+	mapFn := ip.mapRow
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	defer cancel1()
+	task := &mapreduce.Task{Ctx: ctx1, Job: JobGenerateTopN, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := ip.setup(task); err != nil {
+		t.Fatal(err)
+	}
 
 	emitted := map[string]string{} // URL -> key
 	emit := func(key string, d crawldb.Datum) {
@@ -57,9 +61,12 @@ func TestIPPartitionerWindow(t *testing.T) {
 		if d.URL != drop {
 			kept++
 		}
-		if i < len(rows)-1 && kept-len(emitted) > cfg.windowRows {
+		if kept-len(emitted) > cfg.windowRows {
 			t.Fatalf("after row %d: %d candidates waiting, window %d", i, kept-len(emitted), cfg.windowRows)
 		}
+	}
+	if err := ip.cleanup(task, emit); err != nil {
+		t.Fatal(err)
 	}
 	if len(emitted) != kept || emitted[drop] != "" {
 		t.Fatalf("%d of %d candidates emitted (dropped one: %q)", len(emitted), kept, emitted[drop])
@@ -81,14 +88,18 @@ func TestIPPartitionerWindow(t *testing.T) {
 			t.Errorf("%s asked %d times", h, n)
 		}
 	}
-	// The task is done: its first row again starts a new one.
-	if err := mapFn(task, rows[1], emit); err == nil || !strings.Contains(err.Error(), "does not start a part") {
-		t.Errorf("a row not starting a part: err = %v", err)
+	// The task's end closed its resolver.
+	cancel1()
+	if _, err := task.State.(*ipPartTask).dns.LookupNetIP(context.Background(), "not-asked.alpha.com"); !errors.Is(err, resolver.ErrClosed) {
+		t.Errorf("after the task: lookup err = %v, want resolver.ErrClosed", err)
 	}
 
 	// A cancelled task stops at its next row.
 	ctx, cancel := context.WithCancel(context.Background())
 	task2 := &mapreduce.Task{Ctx: ctx, Job: JobGenerateTopN, Log: task.Log}
+	if err := ip.setup(task2); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range rows[:10] {
 		if err := mapFn(task2, d, func(string, crawldb.Datum) {}); err != nil {
 			t.Fatal(err)
@@ -157,20 +168,25 @@ func BenchmarkIPPartitioner(b *testing.B) {
 		}
 	}
 	dnsAddr := resolvertest.Serve(b, web).Addr
-	cfg := ipPartConfig{parts: map[string]int64{rows[0].URL: int64(len(rows))},
-		dns: resolver.Config{Servers: []string{dnsAddr}}}
+	cfg := ipPartConfig{dns: resolver.Config{Servers: []string{dnsAddr}}}
 	keep := func(_ *mapreduce.Task, d *crawldb.Datum) (float32, bool) { return d.Score, true }
-	mapFn := ipPartitioner(partitioning{mode: PartitionIP}, cfg, keep)
+	ip := newIPPartitioner(partitioning{mode: PartitionIP}, cfg, keep)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	emitted := 0
 	emit := func(string, crawldb.Datum) { emitted++ }
 	b.ReportAllocs()
 	for b.Loop() {
 		task := &mapreduce.Task{Ctx: context.Background(), Job: JobGenerateTopN, Log: log}
+		if err := ip.setup(task); err != nil {
+			b.Fatal(err)
+		}
 		for _, d := range rows {
-			if err := mapFn(task, d, emit); err != nil {
+			if err := ip.mapRow(task, d, emit); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if err := ip.cleanup(task, emit); err != nil {
+			b.Fatal(err)
 		}
 	}
 	if emitted != b.N*len(rows) {

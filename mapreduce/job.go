@@ -82,6 +82,24 @@ type Job[V, O any] struct {
 	// Outputs are where reduce output records go: each record is offered to
 	// every output, which writes it if its route accepts it.
 	Outputs []Output[O]
+	// MapSetup, if set, runs once per map task attempt before its first
+	// record, as Hadoop's Mapper.setup: it typically puts what the
+	// attempt's map calls share in Task.State. Its error fails the
+	// attempt.
+	MapSetup func(t *Task) error
+	// MapCleanup, if set, runs once per map task attempt after its last
+	// record, when every map call succeeded, as Hadoop's Mapper.cleanup:
+	// it may emit pairs as a map function does (in a map-only job, output
+	// records), so that a task can act on its whole input at its end.
+	// Its error fails the attempt.
+	//
+	// Both engines call MapSetup and MapCleanup around each map split (a
+	// map task reads one split; a streaming task given several manifest
+	// lines runs them one after another, each between its own MapSetup
+	// and MapCleanup), and cancel Task.Ctx when the split's attempt ends,
+	// successful or not: what MapSetup opens can be released with
+	// context.AfterFunc(t.Ctx, ...).
+	MapCleanup func(t *Task, emit Emit[V]) error
 }
 
 // Input is one input of a job: a path with a record type and a map function.
@@ -116,6 +134,11 @@ type Task struct {
 	Attempt int
 	// Log is the task's logger.
 	Log *slog.Logger
+	// State is the job's own state for the task, for its functions to
+	// share without a map keyed by task: the engine sets it to nil before
+	// a map split's MapSetup and before a reduce task's first group of
+	// each partition, and leaves it alone otherwise.
+	State any
 
 	counters *Counters
 	progress *taskProgress // nil: not reported

@@ -258,7 +258,13 @@ func (p *plan[V, O]) runMap(t *Task, sp split, sh *mapShuffle, outs taskOutputs,
 		t.progress.update(*records)
 		return emitErr
 	}
-	return in.run(t, f, sp.URI, sp.Start, sp.End, emit, check, records)
+	if p.job.MapSetup == nil && p.job.MapCleanup == nil {
+		t.State = nil
+		return in.run(t, f, sp.URI, sp.Start, sp.End, emit, check, records)
+	}
+	return p.runMapHooked(t, func() error {
+		return in.run(t, f, sp.URI, sp.Start, sp.End, emit, check, records)
+	}, emit, check)
 }
 
 func (p *plan[V, O]) values(vals iter.Seq[[]byte], errp *error) iter.Seq[V] {
@@ -338,6 +344,7 @@ func (p *plan[V, O]) runReduce(t *Task, g *grouper, outs taskOutputs, c *Counter
 				return err
 			}
 			cur = g.groupPrt
+			t.State = nil
 		}
 		groups++
 		key := string(g.groupKey)

@@ -183,6 +183,10 @@ func RunStreamingTask(ctx context.Context, reg Registry, phase string, env func(
 	if o.res == nil {
 		o.res = storage.NewResolver()
 	}
+	if err := applyTaskEnv(&o, env); err != nil {
+		return fmt.Errorf("streaming task: %w", err)
+	}
+	stderr = &syncWriter{w: stderr}
 	name := env(EnvJobName)
 	build, ok := reg[name]
 	if !ok {
@@ -227,6 +231,7 @@ func RunStreamingTask(ctx context.Context, reg Registry, phase string, env func(
 		}
 		writeCounterLines(stderr, c)
 	}()
+	defer heartbeat(stderr, name, id, statusInterval)()
 	switch phase {
 	case "map":
 		err = streamMap(t, ej, o, env, stdin, stdout, c)
@@ -486,6 +491,7 @@ func (s *lineSource) next() (int, []byte, []byte, error) {
 	}
 	s.lineNo++
 	line = bytes.TrimSuffix(line, []byte{'\r'})
+	line = trimKeyOnlyTab(line)
 	f1 := bytes.IndexByte(line, '\t')
 	if f1 < 0 {
 		return 0, nil, nil, fmt.Errorf("stdin line %d: no TAB", s.lineNo)
