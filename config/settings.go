@@ -87,6 +87,19 @@ const (
 	EngineProgressInterval = "engine.progressInterval"
 	EngineMergeFactor      = "engine.mergeFactor"
 
+	// The engine that runs the jobs, and the Hadoop engine's settings.
+	EngineName               = "engine.name"
+	EngineHadoopStreamingJar = "engine.hadoop.streamingJar"
+	EngineHadoopReducers     = "engine.hadoop.reducers"
+	EngineHadoopQueue        = "engine.hadoop.queue"
+	EngineHadoopJobName      = "engine.hadoop.jobName"
+	EngineHadoopMapMemory    = "engine.hadoop.mapMemory"
+	EngineHadoopReduceMemory = "engine.hadoop.reduceMemory"
+	EngineHadoopTaskTimeout  = "engine.hadoop.taskTimeout"
+	EngineHadoopSpeculative  = "engine.hadoop.speculative"
+	EngineHadoopTaskTempDir  = "engine.hadoop.taskTempDir"
+	EngineHadoopProperties   = "engine.hadoop.properties"
+
 	CrawlDBParts   = "crawldb.parts"
 	CrawlDBKeepOld = "crawldb.keepOld"
 	LockMaxAge     = "lock.maxAge"
@@ -210,6 +223,29 @@ func Settings() []Setting {
 
 		{Name: EngineMergeFactor, Kind: Int, Default: "64",
 			Doc: "most sorted spill runs merged at once; more runs are merged in passes"},
+
+		{Name: EngineName, Kind: String, Default: "local", Choices: []string{"local", "hadoop"},
+			Doc: "what runs the jobs: local (in this process) or hadoop (as streaming jobs of this binary, submitted with the hadoop command; see engine.hadoop.*)"},
+		{Name: EngineHadoopStreamingJar, Kind: String, Default: "",
+			Doc: "the hadoop-streaming jar; empty means $HADOOP_STREAMING_JAR, else $HADOOP_HOME/share/hadoop/tools/lib/hadoop-streaming-*.jar"},
+		{Name: EngineHadoopReducers, Kind: Int, Default: "0",
+			Doc: "most reduce tasks of a Hadoop job (mapreduce.job.reduces); 0 means one per reduce partition of the job"},
+		{Name: EngineHadoopQueue, Kind: String, Default: "",
+			Doc: "scheduler queue of the Hadoop jobs (mapreduce.job.queuename); empty means the cluster's default"},
+		{Name: EngineHadoopJobName, Kind: String, Default: "trawl",
+			Doc: "start of the Hadoop jobs' names (mapreduce.job.name), followed by the job's name"},
+		{Name: EngineHadoopMapMemory, Kind: Size, Default: "0",
+			Doc: "memory of a map task's container (mapreduce.map.memory.mb); 0 means the cluster's default"},
+		{Name: EngineHadoopReduceMemory, Kind: Size, Default: "0",
+			Doc: "memory of a reduce task's container (mapreduce.reduce.memory.mb); 0 means the cluster's default"},
+		{Name: EngineHadoopTaskTimeout, Kind: Duration, Default: "0s",
+			Doc: "a Hadoop task silent for this long is killed (mapreduce.task.timeout); 0 means the cluster's default"},
+		{Name: EngineHadoopSpeculative, Kind: Bool, Default: "false",
+			Doc: "allow speculative task attempts on Hadoop, except for fetch (which has side effects)"},
+		{Name: EngineHadoopTaskTempDir, Kind: String, Default: "",
+			Doc: "spill directory of the Hadoop tasks on the nodes; empty means the task's temporary directory"},
+		{Name: EngineHadoopProperties, Kind: List, Default: "",
+			Doc: "extra Hadoop job properties, KEY=VALUE each (passed as -D KEY=VALUE)"},
 
 		{Name: CrawlDBParts, Kind: Int, Default: "0",
 			Doc: "part files of a rewritten CrawlDB; 0 keeps the current number (a new CrawlDB: CPUs, at most 16)"},

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/hadoop"
 )
 
 // Exit statuses.
@@ -64,10 +65,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			code = exitFailure
 		}
 	}()
-	sio := &stdio{stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	sio := &stdio{stdin: stdin, stdout: stdout, stderr: stderr, env: engineAlias(env)}
 	app := newApp(sio)
 	err := app.RunContext(ctx, reorderArgs(app, args))
-	if err == nil {
+	if err == nil || errors.Is(err, hadoop.ErrDryRun) {
+		// A dry run stops its command at the first job, having printed it.
 		return exitOK
 	}
 	code = exitFailure
@@ -241,4 +243,37 @@ func newLogger(w io.Writer, cfg *config.Config) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// envEngine is a shorter name of engine.name's environment variable
+// ($TRAWL_ENGINE_NAME), which wins when both are set.
+const envEngine = "TRAWL_ENGINE"
+
+// engineAlias returns env with $TRAWL_ENGINE turned into
+// $TRAWL_ENGINE_NAME.
+func engineAlias(env []string) []string {
+	name := config.EnvName(config.EngineName)
+	alias, hasAlias, hasName := "", false, false
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case envEngine:
+			alias, hasAlias = v, true
+		case name:
+			hasName = true
+		}
+	}
+	if !hasAlias {
+		return env
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, envEngine+"=") {
+			out = append(out, kv)
+		}
+	}
+	if !hasName {
+		out = append(out, name+"="+alias)
+	}
+	return out
 }

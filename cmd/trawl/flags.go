@@ -28,6 +28,7 @@ func flagMappings() []flagMapping {
 		{flag: "log-format", setting: config.LogFormat, global: true},
 		{flag: "memory", setting: config.EngineMemory, global: true},
 		{flag: "parallelism", setting: config.EngineParallelism, global: true},
+		{flag: "engine", setting: config.EngineName, global: true},
 		{flag: "overwrite", setting: config.InjectOverwrite},
 		{flag: "update", setting: config.InjectUpdate},
 		{flag: "topN", setting: config.GenerateTopN},
@@ -185,6 +186,9 @@ func globalFlags() []cli.Flag {
 		settingFlag("log-format"),
 		settingFlag("memory"),
 		settingFlag("parallelism"),
+		settingFlag("engine"),
+		&cli.BoolFlag{Name: "dry-run", Usage: "with --engine hadoop: print the hadoop command of the first job and run nothing (the jobs after it depend on its result)",
+			DisableDefaultText: true},
 	}
 	for _, f := range fs {
 		switch f := f.(type) {
