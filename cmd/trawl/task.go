@@ -16,7 +16,10 @@ func taskCommand(sio *stdio) *cli.Command {
 		Description: `The entry Hadoop Streaming runs: reads the task's input on stdin, writes
 map output lines (or reduce side-effect Parquet files) and counters, with the
 job named by the trawl_job_name environment variable and rebuilt from
-trawl_job_conf. engine.tempDir and engine.memory apply.
+trawl_job_conf. The sort buffer and the spill directory come from the job
+configuration that trawl --engine hadoop submits (engine.memory,
+engine.hadoop.taskTempDir); engine.tempDir and engine.memory apply when it
+does not set them.
 
 Examples:
    hadoop jar hadoop-streaming.jar -mapper 'trawl task --phase map' -reducer 'trawl task --phase reduce' ...`,
