@@ -58,15 +58,19 @@ type Spec struct {
 	// (mapreduce.map.maxattempts, mapreduce.reduce.maxattempts).
 	MaxAttempts int
 	// EngineMemory, if positive, is a map task's sort buffer in bytes
-	// (trawl.engine.memory); the tasks' Go memory limit (GOMEMLIMIT, in
-	// mapreduce.map.env and mapreduce.reduce.env) follows from it.
+	// (trawl.engine.memory); the task sets its Go memory limit from it.
 	EngineMemory int64
+	// TaskUser, if set, is the HDFS user of the tasks (trawl.task.user).
+	TaskUser string
 	// TaskTempDir, if set, is the tasks' spill directory on the nodes
 	// (trawl.task.tempDir).
 	TaskTempDir string
 	// TaskEnv are environment variables (NAME=VALUE, no commas) of the
-	// tasks, through mapreduce.map.env and mapreduce.reduce.env, after
-	// GOMEMLIMIT.
+	// tasks, through mapreduce.map.env and mapreduce.reduce.env. Those
+	// replace what the cluster's mapred-site.xml sets there (often
+	// HADOOP_MAPRED_HOME, which tasks need), so they are set only when
+	// TaskEnv is not empty; trawl's own task settings travel as job
+	// properties instead.
 	TaskEnv []string
 	// Properties are extra job properties, KEY=VALUE, given last.
 	Properties []string
@@ -114,15 +118,16 @@ func (s Spec) Args() []string {
 		d("stream.num.map.output.key.fields", "3")
 		d("mapreduce.partition.keypartitioner.options", "-k1,1")
 	}
-	var env []string
 	if s.EngineMemory > 0 {
 		d(mapreduce.PropEngineMemory, strconv.FormatInt(s.EngineMemory, 10))
-		env = append(env, "GOMEMLIMIT="+strconv.FormatInt(mapreduce.MemoryLimit(s.EngineMemory, 1), 10))
 	}
-	if env = append(env, s.TaskEnv...); len(env) > 0 {
-		d("mapreduce.map.env", strings.Join(env, ","))
+	if s.TaskUser != "" {
+		d(mapreduce.PropTaskUser, s.TaskUser)
+	}
+	if len(s.TaskEnv) > 0 {
+		d("mapreduce.map.env", strings.Join(s.TaskEnv, ","))
 		if !s.MapOnly {
-			d("mapreduce.reduce.env", strings.Join(env, ","))
+			d("mapreduce.reduce.env", strings.Join(s.TaskEnv, ","))
 		}
 	}
 	if s.TaskTempDir != "" {

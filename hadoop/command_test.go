@@ -23,7 +23,7 @@ func TestArgsReduceJob(t *testing.T) {
 		Output: "hdfs://nn:8020/crawl/crawldb/_temporary/streaming-new-X/streaming.out",
 		Job:    "updatedb", Conf: testConf, Reducers: 3, JobName: "trawl updatedb", Queue: "crawl",
 		MapMemoryMB: 1024, ReduceMemoryMB: 2048, TaskTimeout: 20 * time.Minute, MaxAttempts: 3,
-		EngineMemory: 256 << 20, TaskTempDir: "/data/tmp", TaskEnv: []string{"HADOOP_USER_NAME=crawler"},
+		EngineMemory: 256 << 20, TaskTempDir: "/data/tmp", TaskUser: "crawler",
 		Properties: []string{"mapreduce.job.priority=HIGH"},
 	}
 	want := []string{
@@ -43,8 +43,7 @@ func TestArgsReduceJob(t *testing.T) {
 		"-D", "stream.num.map.output.key.fields=3",
 		"-D", "mapreduce.partition.keypartitioner.options=-k1,1",
 		"-D", "trawl.engine.memory=268435456",
-		"-D", "mapreduce.map.env=GOMEMLIMIT=377487360,HADOOP_USER_NAME=crawler",
-		"-D", "mapreduce.reduce.env=GOMEMLIMIT=377487360,HADOOP_USER_NAME=crawler",
+		"-D", "trawl.task.user=crawler",
 		"-D", "trawl.task.tempDir=/data/tmp",
 		"-D", "trawl.job.name=updatedb",
 		"-D", "trawl.job.conf=" + mapreduce.EncodeConf(testConf),

@@ -36,7 +36,7 @@
 //	  [-D mapreduce.{map,reduce}.maxattempts=N] [-D mapreduce.{map,reduce}.memory.mb=MB]
 //	  [-D mapreduce.task.timeout=MS] -D mapreduce.job.counters.max=1000
 //	  -D stream.num.map.output.key.fields=3 -D mapreduce.partition.keypartitioner.options=-k1,1   (with a reduce)
-//	  -D trawl.engine.memory=BYTES -D mapreduce.{map,reduce}.env=GOMEMLIMIT=BYTES,HADOOP_USER_NAME=USER
+//	  -D trawl.engine.memory=BYTES -D trawl.task.user=USER
 //	  [-D trawl.task.tempDir=DIR] -D trawl.job.name=JOB -D trawl.job.conf=CONF [-D KEY=VALUE ...]
 //	  -files file:///path/to/trawl#trawl
 //	  -input MANIFEST -output STAGING/streaming.out
@@ -66,11 +66,14 @@
 // trawl_job_name and trawl_job_conf (the engine job's name and Conf, from
 // which `trawl task` rebuilds the job through the registry),
 // trawl_engine_memory and trawl_task_tempDir (the task's sort buffer and
-// spill directory), GOMEMLIMIT and Submitter.TaskEnv (the CLI's:
-// HADOOP_USER_NAME, the HDFS user of the submitter, so that tasks read and
-// write HDFS as that user under simple authentication) through
-// mapreduce.{map,reduce}.env, and Hadoop's own (mapreduce_task_partition,
-// mapreduce_task_attempt_id, mapreduce_task_output_dir). Nothing else
+// spill directory; the task sets its Go memory limit from the former),
+// trawl_task_user (the HDFS user of the submitter, so that tasks read and
+// write HDFS as that user under simple authentication), and Hadoop's own
+// (mapreduce_task_partition,
+// mapreduce_task_attempt_id, mapreduce_task_output_dir). trawl does not set
+// mapreduce.map.env or mapreduce.reduce.env (they would replace the
+// cluster's, which often carry HADOOP_MAPRED_HOME) unless Submitter.TaskEnv
+// asks for it. Nothing else
 // comes from the submitter's environment, working directory or config
 // file. Every path in a job's
 // Conf must mean the same on the nodes (hdfs:// URIs, or a file system

@@ -67,9 +67,13 @@ type Submitter struct {
 	// TaskTempDir is the tasks' spill directory on the nodes; empty means
 	// their temporary directory.
 	TaskTempDir string
-	// TaskEnv are environment variables of the tasks (NAME=VALUE each,
-	// no commas; see CheckTaskEnv), such as the HDFS user
-	// HADOOP_USER_NAME.
+	// TaskUser is the HDFS user of the tasks without Kerberos (the
+	// submitter's), passed as the job property trawl.task.user.
+	TaskUser string
+	// TaskEnv are extra environment variables of the tasks (NAME=VALUE
+	// each, no commas; see CheckTaskEnv). They go in mapreduce.map.env and
+	// mapreduce.reduce.env, which replace the cluster's values of those
+	// properties: leave it empty unless the cluster sets neither.
 	TaskEnv []string
 	// Properties are extra job properties (KEY=VALUE; see
 	// CheckProperties).
@@ -254,7 +258,7 @@ func (s *Submitter) spec(info mapreduce.JobInfo, conf map[string]string, st *sta
 		MapOnly: info.MapOnly, Reducers: reducers, JobName: prefix + " " + info.Name,
 		Queue: s.Queue, MapMemoryMB: s.MapMemoryMB, ReduceMemoryMB: s.ReduceMemoryMB,
 		TaskTimeout: s.TaskTimeout, Speculative: speculative, MaxAttempts: s.MaxAttempts,
-		EngineMemory: s.EngineMemory, TaskTempDir: s.TaskTempDir, TaskEnv: s.TaskEnv, Properties: s.Properties,
+		EngineMemory: s.EngineMemory, TaskTempDir: s.TaskTempDir, TaskUser: s.TaskUser, TaskEnv: s.TaskEnv, Properties: s.Properties,
 	}, nil
 }
 

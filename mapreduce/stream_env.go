@@ -23,6 +23,11 @@ const (
 	// (WithTempDir), a local directory on the node running the task.
 	PropTaskTempDir = "trawl.task.tempDir"
 	EnvTaskTempDir  = "trawl_task_tempDir"
+	// PropTaskUser is the HDFS user the tasks act as without Kerberos:
+	// the submitter's, so that a job's files belong to whoever submitted
+	// it, not to whoever runs the containers. The task entry reads it.
+	PropTaskUser = "trawl.task.user"
+	EnvTaskUser  = "trawl_task_user"
 )
 
 // applyTaskEnv applies the engine properties of the job configuration

@@ -129,15 +129,11 @@ func (s *session) hadoopSubmitter(c *cli.Context) (*hadoop.Submitter, error) {
 	}
 	// The tasks reach HDFS as the user this process does (HDFS's simple
 	// authentication), not as whoever runs the containers.
-	var taskEnv []string
 	hdfsUser := env["HADOOP_USER_NAME"]
 	if hdfsUser == "" {
 		if u, err := user.Current(); err == nil {
 			hdfsUser = u.Username
 		}
-	}
-	if hdfsUser != "" {
-		taskEnv = append(taskEnv, "HADOOP_USER_NAME="+hdfsUser)
 	}
 	mb := func(name string) int64 { return (cfg.Size(name) + 1<<20 - 1) >> 20 }
 	sub := &hadoop.Submitter{
@@ -155,7 +151,7 @@ func (s *session) hadoopSubmitter(c *cli.Context) (*hadoop.Submitter, error) {
 		MaxAttempts:      cfg.Int(config.EngineMaxAttempts),
 		EngineMemory:     cfg.Size(config.EngineMemory),
 		TaskTempDir:      cfg.String(config.EngineHadoopTaskTempDir),
-		TaskEnv:          taskEnv,
+		TaskUser:         hdfsUser,
 		Properties:       props,
 		Env:              s.io.env,
 		ProgressInterval: cfg.Duration(config.EngineProgressInterval),

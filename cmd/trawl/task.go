@@ -1,11 +1,16 @@
 package main
 
 import (
+	"runtime/debug"
+	"strconv"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/trawl/trawl/config"
 	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/storage/hdfs"
 )
 
 func taskCommand(sio *stdio) *cli.Command {
@@ -32,9 +37,23 @@ Examples:
 				return usageErrorf("task: --phase must be map or reduce, not %q", phase)
 			}
 			env := envMap(sio.env)
-			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.RegistryWith(s.resolver), phase,
+			// The job properties trawl --engine hadoop sets win over
+			// what the node's environment says: the Go memory limit
+			// follows the job's sort buffer, and HDFS is reached as the
+			// submitting user.
+			if v := env[mapreduce.EnvEngineMemory]; v != "" && env["GOMEMLIMIT"] == "" {
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+					defer debug.SetMemoryLimit(debug.SetMemoryLimit(mapreduce.MemoryLimit(n, 1)))
+				}
+			}
+			res := s.resolver
+			if u := env[mapreduce.EnvTaskUser]; u != "" {
+				res = hdfs.Register(storage.NewResolver(), hdfs.Options{Env: sio.env, User: u, Logger: s.log})
+				defer res.Close()
+			}
+			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.RegistryWith(res), phase,
 				func(k string) string { return env[k] }, sio.stdin, sio.stdout, sio.stderr,
-				mapreduce.WithStorage(s.resolver),
+				mapreduce.WithStorage(res),
 				mapreduce.WithTempDir(s.cfg.String(config.EngineTempDir)),
 				mapreduce.WithMemoryBudget(s.cfg.Size(config.EngineMemory)),
 			))
