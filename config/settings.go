@@ -186,6 +186,7 @@ const (
 	FetcherThroughputThreshold  = "fetcher.throughputThreshold"
 	FetcherThroughputCheckAfter = "fetcher.throughputCheckAfter"
 	FetcherThroughputRetries    = "fetcher.throughputRetries"
+	FetcherStallTimeout         = "fetcher.stallTimeout"
 
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
@@ -412,6 +413,8 @@ func Settings() []Setting {
 			Doc: "time a fetch task runs before its throughput is checked (fetcher.throughput.threshold.check.after)"},
 		{Name: FetcherThroughputRetries, Kind: Int, Default: "5",
 			Doc: "checks in a row (one a second) that find the throughput low before a fetch task ends (fetcher.throughput.threshold.retries)"},
+		{Name: FetcherStallTimeout, Kind: Duration, Default: "0s",
+			Doc: "a fetch task in which no request finished for this long abandons the requests in flight, skips the rest and publishes what it fetched (Nutch's hung-threads timeout); 0 means none on the local engine and half of mapreduce.task.timeout (engine.hadoop.taskTimeout, else 10m) with --engine hadoop"},
 
 		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},

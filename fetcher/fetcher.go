@@ -115,11 +115,13 @@ type Stats struct {
 	Servers int
 	// Duration is the run's wall time; DeadlineReached reports that
 	// Options.Deadline ended it, ThroughputTooLow that
-	// Options.ThroughputThreshold did, Stopped that Options.Stop did.
+	// Options.ThroughputThreshold did, Stopped that Options.Stop did,
+	// Stalled that Options.StallTimeout did.
 	Duration         time.Duration
 	DeadlineReached  bool
 	ThroughputTooLow bool
 	Stopped          bool
+	Stalled          bool
 }
 
 // Counter names, as Options.Count receives them. Results are counted by
@@ -182,6 +184,7 @@ var (
 	errReadTimeout = errors.New("read timeout")
 	errThroughput  = errors.New("fetch throughput below the threshold")
 	errStopped     = errors.New("fetch stopped")
+	errStalled     = errors.New("fetch made no progress")
 )
 
 // endReason is the message of the skipped results of URLs still queued
@@ -194,6 +197,8 @@ func endReason(cause error) string {
 		return "skipped: fetch stopped by an interrupt"
 	case errors.Is(cause, errThroughput):
 		return "skipped: throughput below the threshold"
+	case errors.Is(cause, errStalled):
+		return "skipped: the fetch made no progress for the stall timeout (hung requests abandoned)"
 	}
 	return "skipped: the fetch ended first"
 }
@@ -215,6 +220,7 @@ type run struct {
 	skipped, refused, unreported                               atomic.Int64
 	requests, robotsRequests, bytes                            atomic.Int64
 	responses                                                  atomic.Int64 // results with an HTTP response
+	lastResult                                                 atomic.Int64 // when the last result was emitted (Unix ns)
 
 	// refusedHosts are the servers the address guard refused.
 	refusedMu    sync.Mutex
@@ -299,6 +305,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 
 	stopProgress := r.progress(began)
 	stopWatch := r.watchThroughput(runCtx)
+	stopStall := r.watchStall(runCtx)
 	var wg sync.WaitGroup
 	for range o.MaxConnections {
 		wg.Add(1)
@@ -308,6 +315,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 		}()
 	}
 	wg.Wait()
+	stopStall()
 	stopWatch()
 	stopProgress()
 	stopStop()
@@ -342,11 +350,12 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	st.DeadlineReached = errors.Is(cause, errDeadline)
 	st.ThroughputTooLow = errors.Is(cause, errThroughput)
 	st.Stopped = errors.Is(cause, errStopped)
+	st.Stalled = errors.Is(cause, errStalled)
 	o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
 		"gone", st.Gone, "retry", st.Retry, "robots_denied", st.RobotsDenied, "skipped", st.Skipped,
 		"refused", st.Refused, "unfetched", st.Unfetched, "bytes", st.Bytes,
 		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached,
-		"throughput_too_low", st.ThroughputTooLow, "stopped", st.Stopped)
+		"throughput_too_low", st.ThroughputTooLow, "stopped", st.Stopped, "stalled", st.Stalled)
 	if err := ctx.Err(); err != nil {
 		return st, fmt.Errorf("fetcher: %w", err)
 	}
@@ -384,6 +393,43 @@ func (r *run) watchStop(ctx context.Context) func() {
 			r.cancel(errStopped)
 		case <-ctx.Done():
 		case <-done:
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// watchStall ends the run (cause errStalled) when no result has been
+// emitted for Options.StallTimeout, until the returned function is
+// called.
+func (r *run) watchStall(ctx context.Context) func() {
+	limit := r.o.StallTimeout
+	if limit <= 0 {
+		return func() {}
+	}
+	r.lastResult.Store(time.Now().UnixNano())
+	tick := min(max(limit/8, 10*time.Millisecond), time.Second)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				idle := time.Since(time.Unix(0, r.lastResult.Load()))
+				if idle >= limit {
+					r.o.Log.Warn("no request finished within the stall timeout: abandoning the requests in flight; the URLs not fetched are skipped",
+						"stall_timeout", limit, "idle", idle.Round(time.Millisecond))
+					r.cancel(errStalled)
+					return
+				}
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
 	return func() { close(done); wg.Wait() }
@@ -444,6 +490,7 @@ func parseTarget(raw string) (*url.URL, string, error) {
 
 // emit reports a result, counting it.
 func (r *run) emit(res *Result) {
+	r.lastResult.Store(time.Now().UnixNano())
 	if res.HTTPStatus > 0 {
 		r.responses.Add(1)
 	}
@@ -758,7 +805,7 @@ func requestError(ctx context.Context, err error, readTimeout time.Duration) err
 	if errors.Is(context.Cause(ctx), errReadTimeout) {
 		return readTimeoutError{readTimeout}
 	}
-	for _, end := range []error{errDeadline, errStopped, errThroughput} {
+	for _, end := range []error{errDeadline, errStopped, errThroughput, errStalled} {
 		if errors.Is(context.Cause(ctx), end) {
 			return end
 		}

@@ -151,6 +151,15 @@ type Options struct {
 	ThroughputCheckAfter time.Duration
 	ThroughputRetries    int
 	ThroughputInterval   time.Duration
+	// StallTimeout, if positive, ends a run in which no request has
+	// finished for that long, as the Deadline does: requests still in
+	// flight are abandoned and the URLs not fetched get skipped results,
+	// so a task never hangs past it whatever a server or the network
+	// does (Nutch's hung-threads timeout, which it derives from
+	// mapreduce.task.timeout: a fetch task run by Hadoop sets it to half
+	// the task timeout). Keep it above ConnectTimeout + ReadTimeout +
+	// MaxCrawlDelay, the longest a healthy run waits between two results.
+	StallTimeout time.Duration
 	// Clock gives the fetch time recorded in results (a simulated clock
 	// in trawl crawls); nil means time.Now. Politeness always uses the
 	// wall clock.

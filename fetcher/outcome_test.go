@@ -376,3 +376,59 @@ func TestAbortReportsNothingMore(t *testing.T) {
 		t.Errorf("%d results, Skipped %d, Unfetched %d; want Unfetched %d", len(got), st.Skipped, st.Unfetched, len(urls)-len(got))
 	}
 }
+
+// TestStallTimeout: every server hangs once its robots.txt is served, with
+// a read timeout far longer than the stall timeout. No result comes, so
+// the stall timeout ends the run: Run returns (no error), Stats.Stalled is
+// set, and every URL has a skipped result saying why.
+func TestStallTimeout(t *testing.T) {
+	hang := newRecorder(t, "127.0.8.3", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" {
+			<-r.Context().Done()
+			return
+		}
+		site("")(w, r)
+	})
+	var urls []string
+	for i := range 5 {
+		urls = append(urls, fmt.Sprintf("%s/p%d.html", hang.base, i))
+	}
+	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, ReadTimeout: time.Hour,
+		StallTimeout: 300 * time.Millisecond, Log: testLog(), ProgressInterval: -1}
+	f, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := requests(urls...)
+	var mu sync.Mutex
+	res := map[string]*Result{}
+	type outcome struct {
+		st  *Stats
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		st, err := f.Run(context.Background(), reqs, func(r *Result) error {
+			mu.Lock()
+			defer mu.Unlock()
+			res[r.Request.URL] = r
+			return nil
+		})
+		done <- outcome{st, err}
+	}()
+	var out outcome
+	select {
+	case out = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return: the stall timeout did not end it")
+	}
+	if out.err != nil || !out.st.Stalled || out.st.DeadlineReached || out.st.Stopped {
+		t.Fatalf("Run: %v, stats %+v; want no error and Stalled only", out.err, out.st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	checkAllReported(t, reqs, res)
+	for u, r := range res {
+		checkSkipped(t, u, r, "skipped: the fetch made no progress for the stall timeout (hung requests abandoned)")
+	}
+}

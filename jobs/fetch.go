@@ -88,6 +88,10 @@ type FetchOptions struct {
 	ThroughputThreshold  float64
 	ThroughputCheckAfter time.Duration
 	ThroughputRetries    int
+	// StallTimeout, if positive, ends a fetch task in which no request
+	// finished for that long, keeping what it fetched
+	// (fetcher.Options.StallTimeout).
+	StallTimeout time.Duration
 	// Now is the simulated time the fetch starts at: a fetch is recorded
 	// at Now plus the time elapsed since the job started. Zero means the
 	// wall clock.
@@ -169,6 +173,7 @@ const (
 	confFetchTPThresh   = "fetch.throughputThreshold"
 	confFetchTPAfter    = "fetch.throughputCheckAfter"
 	confFetchTPRetries  = "fetch.throughputRetries"
+	confFetchStall      = "fetch.stallTimeout"
 )
 
 // Fetch fetches a segment's fetch list (Nutch's Fetcher) and writes the
@@ -232,7 +237,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	if _, err := fetcher.ParseDelayBetween(o.Politeness); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	if o.ThroughputThreshold < 0 || o.ThroughputCheckAfter < 0 || o.ThroughputRetries < 0 {
+	if o.ThroughputThreshold < 0 || o.ThroughputCheckAfter < 0 || o.ThroughputRetries < 0 || o.StallTimeout < 0 {
 		return nil, fmt.Errorf("fetch: negative throughput threshold, check delay or retries")
 	}
 	res := env.resolver()
@@ -296,6 +301,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	c.setFloat(confFetchTPThresh, o.ThroughputThreshold)
 	c.setDuration(confFetchTPAfter, o.ThroughputCheckAfter)
 	c.setInt(confFetchTPRetries, int64(o.ThroughputRetries))
+	c.setDuration(confFetchStall, o.StallTimeout)
 	if c.err != nil {
 		return nil, fmt.Errorf("fetch: %w", c.err)
 	}
@@ -463,6 +469,7 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 		ThroughputThreshold:  c.float(confFetchTPThresh),
 		ThroughputCheckAfter: c.duration(confFetchTPAfter),
 		ThroughputRetries:    int(c.integer(confFetchTPRetries)),
+		StallTimeout:         c.duration(confFetchStall),
 	}
 	fc.start, fc.now = c.time(confFetchStart), c.time(confNow)
 	fc.opts.Stop = stop

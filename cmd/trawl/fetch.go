@@ -174,6 +174,17 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		ThroughputThreshold:  cfg.Float(config.FetcherThroughputThreshold),
 		ThroughputCheckAfter: cfg.Duration(config.FetcherThroughputCheckAfter),
 		ThroughputRetries:    cfg.Int(config.FetcherThroughputRetries),
+		StallTimeout:         cfg.Duration(config.FetcherStallTimeout),
+	}
+	if o.StallTimeout == 0 && cfg.String(config.EngineName) == "hadoop" {
+		// As Nutch derives its hung-threads timeout from the task
+		// timeout: a fetch task ends on its own, keeping what it
+		// fetched, long before Hadoop would kill it.
+		timeout := cfg.Duration(config.EngineHadoopTaskTimeout)
+		if timeout <= 0 {
+			timeout = 10 * time.Minute // mapreduce.task.timeout's default
+		}
+		o.StallTimeout = timeout / 2
 	}
 	if o.Agent == "" {
 		o.Agent = defaultAgent
