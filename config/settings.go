@@ -61,7 +61,7 @@ type Setting struct {
 	// Doc is a one-line description.
 	Doc string
 	// Env, when set, is the setting's environment variable instead of
-	// EnvName(Name) (fetcher.agent is TRAWL_AGENT, as the issue names it).
+	// EnvName(Name) (fetcher.agent is TRAWL_AGENT, the name crawler operators expect).
 	Env string
 }
 
@@ -275,7 +275,7 @@ func Settings() []Setting {
 			Doc: "weight of the observed modification time (db.fetch.schedule.adaptive.sync_delta_rate)"},
 
 		{Name: DynamicMaxChanges, Kind: Int, Default: "16",
-			Doc: "dynamic schedule: a page with more observed changes is revisited by its own Poisson estimate (the seed's 16)"},
+			Doc: "dynamic schedule: a page with more observed changes is revisited by its own Poisson estimate (Hu and Wu's 16)"},
 		{Name: DynamicHomeInitial, Kind: Duration, Default: "1d",
 			Doc: "dynamic schedule: first interval of a site's home page (path / or empty)"},
 		{Name: DynamicHomeMin, Kind: Duration, Default: "1h",
@@ -297,7 +297,7 @@ func Settings() []Setting {
 		{Name: DynamicPoissonScale, Kind: Float, Default: "1",
 			Doc: "dynamic schedule: an old page's interval is this times its estimated mean change period"},
 		{Name: DynamicOptimalMu, Kind: Float, Default: "0",
-			Doc: "dynamic schedule: multiplier of the freshness-optimal allocation (rates per day) for old pages; 0 means off (the seed's rule)"},
+			Doc: "dynamic schedule: multiplier of the freshness-optimal allocation (rates per day) for old pages; 0 means off (Hu and Wu's rule)"},
 		{Name: DynamicUnchangedFactor, Kind: Float, Default: "3",
 			Doc: "dynamic schedule: a young page never seen to change waits at least this times the span of its history (capped by its kind's max); 0 means off"},
 		{Name: DynamicRank, Kind: String, Default: "auto", Choices: []string{"auto", "change", "score"},

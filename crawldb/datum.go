@@ -87,7 +87,7 @@ type Observation struct {
 	Changed bool      `parquet:"changed"`
 }
 
-// Features are the page features used for clustering (seed 001): counts of
+// Features are the page features used for clustering (Hu and Wu): counts of
 // non-markup words, outlinks, inlinks and images, URL depth (path segments)
 // and content size in bytes.
 type Features struct {

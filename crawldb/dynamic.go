@@ -25,16 +25,16 @@ type KindIntervals struct {
 type DynamicConfig struct {
 	// MaxChanges is the change count up to which a page is young: a page
 	// with more observed changes (ChangeCount, this fetch's included) is
-	// scheduled by its own Poisson estimate (the seed's 16).
+	// scheduled by its own Poisson estimate (Hu and Wu's 16).
 	MaxChanges int
 	// Kinds are the intervals of each PageKind, indexed by it.
 	Kinds [NumKinds]KindIntervals
 	// PoissonScale multiplies the estimated mean change period 1/λ to give
-	// an old page's interval (poisson.SeedInterval's scale; 1 is the
-	// seed's rule: revisit after the mean change period). It must be
+	// an old page's interval (poisson.SeedInterval's scale; 1 is Hu and
+	// Wu's rule: revisit after the mean change period). It must be
 	// positive.
 	PoissonScale float64
-	// OptimalMu, when positive, replaces the seed's rule for old pages by
+	// OptimalMu, when positive, replaces Hu and Wu's rule for old pages by
 	// the freshness-optimal allocation: the page's interval is
 	// 1/poisson.OptimalFrequency(OptimalMu, λ, 1, cfg) with cfg's MinFreq
 	// and MaxFreq the kind's 1/Max and 1/Min. OptimalMu is the Lagrange
@@ -77,7 +77,7 @@ const (
 func RankNames() []string { return []string{RankAuto, RankChange, RankScore} }
 
 // DefaultDynamicConfig returns the dynamic schedule's defaults:
-// MaxChanges 16 (the seed), PoissonScale 1 (the seed's rule), OptimalMu 0
+// MaxChanges 16 (Hu and Wu), PoissonScale 1 (their rule), OptimalMu 0
 // (off) and these intervals (initial / min / max):
 //
 //	home       1 day    1 hour    7 days
@@ -94,7 +94,7 @@ func RankNames() []string { return []string{RankAuto, RankChange, RankScore} }
 // after publication, so they start at a week and may back off to 90 days,
 // which is db.fetch.interval.max's default, so an interval never exceeds
 // the maximum that forces a refetch. Every initial interval is well below
-// Nutch's 30-day db.fetch.interval.default: the seed's complaint is that
+// Nutch's 30-day db.fetch.interval.default: Hu and Wu's complaint is that
 // young pages are revisited too rarely to learn anything in the first
 // month.
 func DefaultDynamicConfig() DynamicConfig {
@@ -117,7 +117,7 @@ func DefaultDynamicConfig() DynamicConfig {
 // without any sample period is absent.
 type ClusterPeriods map[int32]time.Duration
 
-// DynamicSchedule is the seed's dynamic selection strategy (seed 001):
+// DynamicSchedule is the dynamic selection strategy of Hu and Wu's page-update prediction paper:
 // young pages are scheduled through their DBSCAN cluster, old pages by
 // their own Poisson estimate. On a successful fetch (SetFetchSchedule) the
 // first rule that applies sets the interval:

@@ -292,7 +292,7 @@ func TestDynamicOptimalAllocation(t *testing.T) {
 	if d.Source != SourcePoisson || d.FetchInterval != 90*day {
 		t.Errorf("saturated page: %s %d, want poisson %d", d.Source, d.FetchInterval, 90*day)
 	}
-	// Without the allocation the seed's rule revisits it at its period.
+	// Without the allocation Hu and Wu's rule revisits it at its period.
 	d = Datum{URL: "http://a.example/p", ClusterID: -1, History: h, ChangeCount: 40}
 	seed, _ := NewDynamicSchedule(DefaultScheduleConfig(), nil)
 	seed.SetFetchSchedule(&d, time.Time{}, time.Time{}, fetch, time.Time{}, StateModified)

@@ -6,7 +6,7 @@ import (
 )
 
 // PageKind is the kind of page a URL names, for the dynamic schedule's
-// per-kind intervals (seed 001: site home page, directory page, other
+// per-kind intervals (Hu and Wu: site home page, directory page, other
 // page).
 type PageKind int
 

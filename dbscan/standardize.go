@@ -148,7 +148,7 @@ func (s Scaler) Apply(p Points) error {
 	return nil
 }
 
-// The page features of seed 001, in the order FeatureVector returns them.
+// The page features of Hu and Wu's page-update prediction paper, in the order FeatureVector returns them.
 const (
 	FeatureWords = iota
 	FeatureOutlinks

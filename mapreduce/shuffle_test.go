@@ -137,6 +137,6 @@ func TestMemoryLimit(t *testing.T) {
 		t.Errorf("MemoryLimit(256MiB, 1) = %d, (256MiB, 2) = %d: want above the budget, growing with tasks", l1, l2)
 	}
 	if l := MemoryLimit(256<<20, 2); l > 256<<20+200<<20 {
-		t.Errorf("MemoryLimit(256MiB, 2) = %d MiB: above the budget + 200 MiB the issue allows", l>>20)
+		t.Errorf("MemoryLimit(256MiB, 2) = %d MiB: above the budget + 200 MiB allowed", l>>20)
 	}
 }

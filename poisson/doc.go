@@ -1,6 +1,6 @@
 // Package poisson estimates how often a page changes and turns the estimate
 // into a revisit interval, under the model that a page's changes form a
-// Poisson process of rate λ (seed 001, after Cho and Garcia-Molina).
+// Poisson process of rate λ (Hu and Wu, after Cho and Garcia-Molina).
 //
 // # Time units
 //
@@ -81,7 +81,7 @@
 //
 // A page of rate λ revisited every I has time-average freshness
 // F(λ, I) = (1 - e^{-λI})/(λI) and age A(λ, I) = I/2 - 1/λ +
-// (1 - e^{-λI})/(λ²I) (Freshness, Age). SeedInterval is the seed's rule:
+// (1 - e^{-λI})/(λ²I) (Freshness, Age). SeedInterval is Hu and Wu's rule:
 // revisit after the estimated mean change period 1/λ, scaled and clamped.
 // Allocate is the freshness-optimal allocation of a fetch budget
 // (Cho and Garcia-Molina, "Effective page refresh policies for Web

@@ -1,5 +1,5 @@
 // Package resolver is trawl's cached asynchronous DNS resolver, after the
-// crawler resolver of Chen and Yan (seed 004): a name cache in front of a
+// crawler resolver of Chen and Yan: a name cache in front of a
 // non-blocking DNS client that keeps many queries in flight over a few UDP
 // sockets. It is the only resolver the fetcher uses (fetcher.Resolver and
 // fetcher.Prefetcher), and `trawl resolve` looks names up through it.

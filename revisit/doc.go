@@ -1,6 +1,6 @@
-// Package revisit evaluates revisit policies (issue 5, part 4, `trawl eval
-// revisit`): it simulates daily crawl rounds over a synthetic web whose
-// true change events are known (package simweb) and drives the real
+// Package revisit evaluates revisit policies (`trawl eval revisit`): it
+// simulates daily crawl rounds over a synthetic web whose true change
+// events are known (package simweb) and drives the real
 // schedule code (crawldb's schedules), the real DBSCAN (package dbscan) and
 // the real estimators and allocation (package poisson), then measures how
 // fresh each policy keeps its copies at the same fetch budget.
@@ -55,7 +55,7 @@
 //     db.fetch.interval.default 30 days).
 //   - adaptive: crawldb.AdaptiveSchedule with Nutch's defaults (30 days
 //     initial, inc_rate 0.4, dec_rate 0.2, 60 s .. 365 days, sync_delta).
-//   - dynamic: crawldb.DynamicSchedule, the seed's strategy. Every
+//   - dynamic: crawldb.DynamicSchedule, Hu and Wu's strategy. Every
 //     Config.Recluster days (the first on day Recluster) the young pages
 //     (dbscan.YoungPage: fetched, at most MaxChanges observed changes) are
 //     clustered by dbscan.Cluster over their dbscan.FeatureVector z-scored
@@ -136,7 +136,7 @@
 //	dynamic-opt  803,882  0.95  492,938    217,131  129.4  0.043  0.440  0.582   52.6
 //	oracle       819,103  0.97  360,505    364,785   61.4  0.032  1.012  0.641  210.3
 //
-// The issue's targets, all met: dynamic beats Nutch's adaptive schedule on
+// What it shows: dynamic beats Nutch's adaptive schedule on
 // mean freshness (0.559 against 0.517) and on η by 2.24x (0.263 against
 // 0.588: 2.24 times fewer wasted fetches per useful one); dynamic-opt
 // reaches 90.8% of the oracle's freshness (0.582 against 0.641). With

@@ -12,7 +12,7 @@ import (
 	"github.com/trawl/trawl/poisson"
 )
 
-// dynamicPolicy is the seed's dynamic selection strategy driven through
+// dynamicPolicy is Hu and Wu's dynamic selection strategy driven through
 // crawldb.DynamicSchedule, as `trawl cluster` and updatedb run it: every
 // Recluster days (from day Recluster on) the young pages (dbscan.YoungPage:
 // fetched, ChangeCount <= MaxChanges) are clustered with dbscan.Cluster

@@ -20,7 +20,7 @@ import (
 const (
 	PolicyDefault    = "default"     // Nutch's DefaultFetchSchedule
 	PolicyAdaptive   = "adaptive"    // Nutch's AdaptiveFetchSchedule
-	PolicyDynamic    = "dynamic"     // the seed's dynamic selection strategy
+	PolicyDynamic    = "dynamic"     // Hu and Wu's dynamic selection strategy
 	PolicyDynamicOpt = "dynamic-opt" // dynamic with the freshness-optimal allocation for old pages
 	PolicyOracle     = "oracle"      // true rates, freshness-optimal allocation
 	// PolicyDynamicAlloc is an experiment, not the paper's strategy and

@@ -1,4 +1,4 @@
-// Command dns is the DNS benchmark harness of trawl (issue 4, part 3):
+// Command dns is the DNS benchmark harness of trawl:
 // lookups of host names drawn Zipf-distributed from a fixed set, against
 // a local github.com/miekg/dns server that answers every query after a
 // delay (uniform 10–30 ms by default: 20 ms ± 10 ms), all in this

@@ -36,7 +36,7 @@
 // as in the paper; -policy-latency 1 -policy-hosts 500 -policy-max-per-host
 // 60 is the host-bound case.
 //
-//	go run ./bench/fetch -trawl bin/trawl                          # both, the scale
+//	go run ./bench/fetch -trawl bin/trawl                          # both, at full scale
 //	go run ./bench/fetch -trawl bin/trawl -experiment throughput -hosts 100 -pages 5000
 //	go run ./bench/fetch -trawl bin/trawl -experiment policies -policy-pages 5000 -out /tmp/plots
 package main

@@ -32,7 +32,7 @@ schedule code, the real DBSCAN and the real estimators, at the same fetch budget
 
   default      Nutch's DefaultFetchSchedule (schedule.defaultInterval, 30 days)
   adaptive     Nutch's AdaptiveFetchSchedule with the schedule.adaptive.* settings
-  dynamic      the seed's dynamic strategy (DBSCAN clusters of young pages,
+  dynamic      Hu and Wu's dynamic strategy (DBSCAN clusters of young pages,
                cluster periods from samples, Poisson after 16 changes)
   dynamic-opt  dynamic with the freshness-optimal allocation for old pages
   oracle       the true rates and the freshness-optimal allocation
