@@ -103,10 +103,12 @@ type Recovery struct {
 // Recover repairs a CrawlDB directory after a crash: if current is missing
 // and old exists (a crash between Install's two renames), old is moved back
 // to current; directories left by jobs that did not finish (TempPrefix
-// names, the engine's _temporary) are removed. A kept old version beside a
-// current one is left alone. The caller holds the CrawlDB lock, so no job
+// names, the engine's _temporary) are removed. An old version beside a
+// current one is a backup if keepOld (Install's keepOld) and left alone;
+// otherwise it is what an install whose last step (removing it) failed
+// left, and it is removed. The caller holds the CrawlDB lock, so no job
 // is writing. A missing crawldbDir is not an error.
-func Recover(fsys storage.FS, crawldbDir string) (Recovery, error) {
+func Recover(fsys storage.FS, crawldbDir string, keepOld bool) (Recovery, error) {
 	var r Recovery
 	entries, err := fsys.ReadDir(crawldbDir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -130,6 +132,13 @@ func Recover(fsys storage.FS, crawldbDir string) (Recovery, error) {
 		}
 		r.Restored = true
 		slog.Warn("crawldb: restored the previous version after an interrupted install", "crawldb", crawldbDir)
+	}
+	if hasCur && hasOld && !keepOld {
+		if err := fsys.RemoveAll(Old(crawldbDir)); err != nil {
+			return r, fmt.Errorf("crawldb: recover %s: remove the previous version: %w", crawldbDir, err)
+		}
+		r.Removed = append(r.Removed, Old(crawldbDir))
+		slog.Info("crawldb: removed the previous version an interrupted install left", "path", Old(crawldbDir))
 	}
 	for _, e := range entries {
 		if !e.IsDir() || !(strings.HasPrefix(e.Name(), TempPrefix) || e.Name() == stagingName) {

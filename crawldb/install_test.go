@@ -143,7 +143,7 @@ func TestInstallCrashBetweenRenamesAndRecover(t *testing.T) {
 	// And a file that only looks like a temp dir, and a kept dir: untouched.
 	os.WriteFile(filepath.Join(db, "tmp-notadir"), nil, 0o644)
 
-	r, err := Recover(local, db)
+	r, err := Recover(local, db, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestInstallCrashBetweenRenamesAndRecover(t *testing.T) {
 
 	// Recovering a healthy CrawlDB changes nothing, and keeps a backup.
 	version(t, Old(db), "v0")
-	r, err = Recover(local, db)
+	r, err = Recover(local, db, true)
 	if err != nil || r.Restored || len(r.Removed) != 0 {
 		t.Fatalf("healthy recover: %+v %v", r, err)
 	}
@@ -172,7 +172,7 @@ func TestInstallCrashBetweenRenamesAndRecover(t *testing.T) {
 	}
 
 	// A CrawlDB that does not exist yet needs no recovery.
-	if r, err := Recover(local, filepath.Join(db, "nope")); err != nil || r.Restored {
+	if r, err := Recover(local, filepath.Join(db, "nope"), true); err != nil || r.Restored {
 		t.Errorf("missing dir: %+v %v", r, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
-	"time"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/segment"
@@ -21,9 +20,8 @@ const mergedSegmentsFile = "_merged_segments.json"
 
 // mergedSegments is the content of mergedSegmentsFile.
 type mergedSegments struct {
-	Time     time.Time `json:"time"`
-	CrawlDB  string    `json:"crawldb"`
-	Segments []string  `json:"segments"` // URIs
+	segment.MergeRecord          // when, and into which CrawlDB
+	Segments            []string `json:"segments"` // URIs
 }
 
 // Recover repairs what a crash left in the crawl's CrawlDB, under the
@@ -55,27 +53,8 @@ func Recover(env Env) (err error) {
 // are written now, so that the segment's generate lock ends and it is never
 // merged (and its link cash counted) twice.
 func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
-	if _, err := crawldb.Recover(cp.fs, cp.dbPath); err != nil {
+	if _, err := crawldb.Recover(cp.fs, cp.dbPath, env.KeepOldDB); err != nil {
 		return err
-	}
-	// An install whose last step (removing the previous version) failed
-	// left old beside current: without KeepOldDB it is no backup anyone
-	// asked for.
-	if !env.KeepOldDB {
-		hasCur, err := storage.Exists(cp.fs, crawldb.Current(cp.dbPath))
-		if err != nil {
-			return fmt.Errorf("recover: %w", err)
-		}
-		hasOld, err := storage.Exists(cp.fs, crawldb.Old(cp.dbPath))
-		if err != nil {
-			return fmt.Errorf("recover: %w", err)
-		}
-		if hasCur && hasOld {
-			log.Info("removing the previous CrawlDB version an interrupted install left", "path", storage.Join(cp.dbURI, crawldb.OldName))
-			if err := cp.fs.RemoveAll(crawldb.Old(cp.dbPath)); err != nil {
-				return fmt.Errorf("recover: remove %s: %w", crawldb.Old(cp.dbPath), err)
-			}
-		}
 	}
 	data, err := storage.ReadFile(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName, mergedSegmentsFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -104,7 +83,7 @@ func recoverDB(env Env, cp crawlPaths, log *slog.Logger) error {
 			continue // the segment was removed since: nothing to mark
 		}
 		log.Warn("marking a segment merged by an interrupted updatedb", "segment", s)
-		if err := segment.MarkMerged(fsys, p, segment.MergeRecord{Time: m.Time, CrawlDB: m.CrawlDB}); err != nil {
+		if err := segment.MarkMerged(fsys, p, m.MergeRecord); err != nil {
 			return fmt.Errorf("segment %s: %w", s, err)
 		}
 	}

@@ -335,7 +335,7 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	}
 	// Record the merged segments inside the new version before installing
 	// it, so the install itself records them (see recoverDB).
-	merged := mergedSegments{Time: time.Now().UTC(), CrawlDB: cp.dbURI}
+	merged := mergedSegments{MergeRecord: segment.MergeRecord{Time: time.Now().UTC(), CrawlDB: cp.dbURI}}
 	for _, s := range segs {
 		merged.Segments = append(merged.Segments, s.uri)
 	}
@@ -360,7 +360,7 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		if i > 0 {
 			killpoint.Reached(jobUpdateDB, "marked-1")
 		}
-		if err := segment.MarkMerged(s.fs, s.path, segment.MergeRecord{Time: merged.Time, CrawlDB: merged.CrawlDB}); err != nil {
+		if err := segment.MarkMerged(s.fs, s.path, merged.MergeRecord); err != nil {
 			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
 		}
 	}
