@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -300,11 +300,10 @@ func (c *crawler) takeTime() time.Time {
 	return t
 }
 
-// segmentInfo is a segment directory's stage state.
+// segmentInfo is a segment directory and its state.
 type segmentInfo struct {
 	name, uri, path string
-	fetched         bool // crawl_fetch and content published
-	parsed          bool // parse_data, parse_text and crawl_parse published
+	state           segment.State
 }
 
 // inspect reads a segment's stage state.
@@ -314,8 +313,7 @@ func (c *crawler) inspect(name string) (segmentInfo, error) {
 	if err != nil {
 		return si, fmt.Errorf("crawl: %w", err)
 	}
-	si.fetched = st.State >= segment.StateFetched
-	si.parsed = st.State >= segment.StateParsed
+	si.state = st.State
 	return si, nil
 }
 
@@ -329,7 +327,7 @@ func (c *crawler) halfDoneSegments() ([]segmentInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl: list segments: %w", err)
 	}
-	var names []string
+	var half []segmentInfo
 	newestMerged := ""
 	for _, fi := range infos {
 		if !fi.IsDir() {
@@ -338,39 +336,31 @@ func (c *crawler) halfDoneSegments() ([]segmentInfo, error) {
 		if _, err := time.Parse(segmentNameLayout, fi.Name()); err != nil {
 			continue
 		}
-		dir := path.Join(c.cp.segPath, fi.Name())
-		merged, err := segment.IsMerged(c.cp.fs, dir)
-		if err != nil {
-			return nil, fmt.Errorf("crawl: %w", err)
-		}
-		if merged {
-			newestMerged = max(newestMerged, fi.Name())
-			continue
-		}
-		// A segment without a published fetch list is what a killed
-		// generate left; generate removes it under the CrawlDB lock.
-		if ok, err := storage.Exists(c.cp.fs, path.Join(dir, segment.DirGenerate, segment.SuccessFile)); err != nil {
-			return nil, fmt.Errorf("crawl: segment %s: %w", fi.Name(), err)
-		} else if !ok {
-			continue
-		}
-		names = append(names, fi.Name())
-	}
-	sort.Strings(names)
-	var out []segmentInfo
-	for _, name := range names {
-		if name < newestMerged {
-			c.log.Warn("discarding a half-done segment older than a merged one: its URLs were generated again since",
-				"segment", name, "merged", newestMerged)
-			if err := c.cp.fs.RemoveAll(path.Join(c.cp.segPath, name)); err != nil {
-				return nil, fmt.Errorf("crawl: discard segment %s: %w", name, err)
-			}
-			c.res.Discarded = append(c.res.Discarded, storage.Join(c.cp.segURI, name))
-			continue
-		}
-		si, err := c.inspect(name)
+		si, err := c.inspect(fi.Name())
 		if err != nil {
 			return nil, err
+		}
+		switch si.state {
+		case segment.StateMerged:
+			newestMerged = max(newestMerged, fi.Name())
+		case segment.StateIncomplete:
+			// No published fetch list: what a killed generate left;
+			// generate removes it under the CrawlDB lock.
+		default:
+			half = append(half, si)
+		}
+	}
+	slices.SortFunc(half, func(a, b segmentInfo) int { return strings.Compare(a.name, b.name) })
+	var out []segmentInfo
+	for _, si := range half {
+		if si.name < newestMerged {
+			c.log.Warn("discarding a half-done segment older than a merged one: its URLs were generated again since",
+				"segment", si.name, "merged", newestMerged)
+			if err := c.cp.fs.RemoveAll(si.path); err != nil {
+				return nil, fmt.Errorf("crawl: discard segment %s: %w", si.name, err)
+			}
+			c.res.Discarded = append(c.res.Discarded, si.uri)
+			continue
 		}
 		out = append(out, si)
 	}
@@ -437,7 +427,7 @@ func (c *crawler) run(ctx context.Context, halfDone []segmentInfo) error {
 				return err
 			}
 		}
-		c.log.Info("resuming a half-done round", "segment", si.uri, "fetched", si.fetched, "parsed", si.parsed)
+		c.log.Info("resuming a half-done round", "segment", si.uri, "state", si.state)
 		if err := c.round(ctx, &rr, si); err != nil {
 			return err
 		}
@@ -545,7 +535,7 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 			c.o.OnRound(*rr)
 		}
 	}()
-	if !si.fetched {
+	if si.state < segment.StateFetched {
 		if err := c.stop(); err != nil {
 			return err
 		}
@@ -564,7 +554,7 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 		}
 		rr.Stages = append(rr.Stages, "fetch")
 	}
-	if !si.parsed {
+	if si.state < segment.StateParsed {
 		if err := c.stop(); err != nil {
 			return err
 		}

@@ -262,7 +262,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	}
 	// What an interrupted fetch published in part (content without
 	// crawl_fetch) goes; so does anything of a stage after it.
-	if err := segment.RemoveOutputs(fsys, segPath, append(segment.FetchOutputs(), segment.ParseOutputs()...), log); err != nil {
+	if err := segment.RemoveOutputs(fsys, segPath, st.Partial, log); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	parts, rows, err := fetchListParts(fsys, genDir, storage.Join(o.Segment, segment.DirGenerate))
@@ -608,13 +608,19 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 	// Every URL of the fetch list ends with a crawl_fetch row. The
 	// fetcher reports each request once (a URL listed twice, once);
 	// anything it did not report is recorded as skipped, never dropped.
-	seen := make(map[string]bool, len(out))
-	for i := range out {
-		seen[out[i].URL] = true
-	}
 	unfetched := st.Unfetched
+	var seen map[string]bool // URLs with a row; built only if a row lacks a result
 	for i, ok := range reported {
-		if ok || seen[rows[i].URL] {
+		if ok {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]bool, len(out))
+			for j := range out {
+				seen[out[j].URL] = true
+			}
+		}
+		if seen[rows[i].URL] {
 			continue
 		}
 		seen[rows[i].URL] = true

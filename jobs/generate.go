@@ -498,11 +498,12 @@ func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log inte
 		if err != nil {
 			return nil, fmt.Errorf("list segment %s: %w", fi.Name(), err)
 		}
-		leftovers := true
+		leftovers, updated := true, false
 		for _, e := range entries {
 			if !strings.HasPrefix(e.Name(), "_") {
 				leftovers = false
 			}
+			updated = updated || e.Name() == segment.MergedMarker
 		}
 		if leftovers {
 			log.Warn("removing a segment left unfinished by a killed generate", "segment", fi.Name())
@@ -518,15 +519,14 @@ func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log inte
 				}
 			}
 		}
-		published, err := storage.Exists(cp.fs, path.Join(dir, segment.DirGenerate, "_SUCCESS"))
+		if updated {
+			continue
+		}
+		published, err := storage.Exists(cp.fs, path.Join(dir, segment.DirGenerate, segment.SuccessFile))
 		if err != nil {
 			return nil, err
 		}
-		updated, err := storage.Exists(cp.fs, path.Join(dir, UpdatedMarker))
-		if err != nil {
-			return nil, err
-		}
-		if !published || updated {
+		if !published {
 			continue
 		}
 		if !t.Add(delay).After(now) {

@@ -42,12 +42,11 @@ func (i *Interrupt) Signal() (graceful bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.signals++
-	if i.signals == 1 && i.graceful > 0 {
-		close(i.stop)
-		return true
-	}
 	if i.signals == 1 {
 		close(i.stop)
+		if i.graceful > 0 {
+			return true
+		}
 	}
 	i.cancel()
 	return false

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"path"
 	"strings"
 	"time"
 
@@ -185,17 +184,11 @@ func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err 
 	case segment.StateParsed:
 		return nil, fmt.Errorf("parse: segment %s: %w (it holds %s)", seg, ErrSegmentParsed, strings.Join(segment.ParseOutputs(), ", "))
 	}
-	var present []string
-	for _, out := range segment.ParseOutputs() {
-		if ok, err := storage.Exists(fsys, path.Join(segPath, out)); err != nil {
-			return nil, fmt.Errorf("parse: segment %s: %w", seg, err)
-		} else if ok {
-			present = append(present, out)
-		}
-	}
-	if len(present) > 0 {
-		log.Warn("segment partly parsed (a run died while publishing): removing its parse outputs and parsing again", "outputs", present)
-		if err := segment.RemoveOutputs(fsys, segPath, present, log); err != nil {
+	// The segment is fetched and not parsed: what is partial is what an
+	// interrupted parse left.
+	if len(st.Partial) > 0 {
+		log.Warn("segment partly parsed (a run died while publishing): removing its parse outputs and parsing again", "outputs", st.Partial)
+		if err := segment.RemoveOutputs(fsys, segPath, st.Partial, log); err != nil {
 			return nil, fmt.Errorf("parse: %w", err)
 		}
 	}

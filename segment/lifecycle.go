@@ -82,8 +82,9 @@ type Status struct {
 	// Published lists the stage outputs published (with _SUCCESS).
 	Published []string
 	// Partial lists the stage outputs present without _SUCCESS, or
-	// published while an earlier output of the same stage is not: what an
-	// interrupted publish left, removed when the stage runs again.
+	// published by a stage that is not done (its last output is not
+	// published): what an interrupted run left, removed when the stage
+	// runs again.
 	Partial []string
 }
 
@@ -103,59 +104,54 @@ func (s Status) Has(dir string) bool {
 // writes the MergedMarker an interrupted updatedb did not).
 func Inspect(fsys storage.FS, dir string) (Status, error) {
 	var st Status
-	merged, err := IsMerged(fsys, dir)
-	if err != nil {
-		return st, err
+	infos, err := fsys.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return st, fmt.Errorf("segment %s: %w", dir, err)
 	}
-	present := func(d string) (published, exists bool, err error) {
-		published, err = storage.Exists(fsys, path.Join(dir, d, SuccessFile))
-		if err != nil || published {
-			return published, published, err
+	present := make(map[string]bool, len(infos))
+	for _, fi := range infos {
+		present[fi.Name()] = true
+	}
+	outputs := append(append([]string{DirGenerate}, FetchOutputs()...), ParseOutputs()...)
+	published := make(map[string]bool, len(outputs))
+	for _, d := range outputs {
+		if !present[d] {
+			continue
 		}
-		exists, err = storage.Exists(fsys, path.Join(dir, d))
-		return false, exists, err
-	}
-	stage := func(dirs []string) (bool, error) {
-		all := true
-		for _, d := range dirs {
-			pub, exists, err := present(d)
-			if err != nil {
-				return false, fmt.Errorf("segment %s: %w", dir, err)
-			}
-			switch {
-			case pub:
-				st.Published = append(st.Published, d)
-			case exists:
-				st.Partial = append(st.Partial, d)
-			}
-			all = all && pub
+		ok, err := storage.Exists(fsys, path.Join(dir, d, SuccessFile))
+		if err != nil {
+			return st, fmt.Errorf("segment %s: %w", dir, err)
 		}
-		return all, nil
+		published[d] = ok
 	}
-	generated, err := stage([]string{DirGenerate})
-	if err != nil {
-		return st, err
+	// A stage publishes its outputs in a fixed order, so its last output
+	// says whether it is done: fetch publishes content first, then
+	// crawl_fetch (content may have been removed since, as Nutch users do
+	// to save space: updatedb needs only crawl_fetch); parse publishes
+	// crawl_parse last. What a stage that is not done published is
+	// partial, as is anything present without _SUCCESS.
+	generated := published[DirGenerate]
+	fetched := published[DirFetch]
+	parsed := fetched && published[DirCrawlParse]
+	done := map[string]bool{DirGenerate: generated}
+	for _, d := range FetchOutputs() {
+		done[d] = fetched
 	}
-	if _, err := stage(FetchOutputs()); err != nil {
-		return st, err
+	for _, d := range ParseOutputs() {
+		done[d] = parsed
 	}
-	// Fetch publishes content first, so a published crawl_fetch means
-	// the fetch is complete (content may have been removed since, as
-	// Nutch users do to save space: updatedb needs only crawl_fetch).
-	fetched := st.Has(DirFetch)
-	if _, err := stage(ParseOutputs()); err != nil {
-		return st, err
-	}
-	// Likewise parse publishes crawl_parse last.
-	parsed := fetched && st.Has(DirCrawlParse)
-	if !parsed {
-		// What a parse published before it was interrupted is partial.
-		st.Partial, st.Published = movePublished(st.Partial, st.Published, ParseOutputs())
+	for _, d := range outputs {
+		switch {
+		case published[d] && done[d]:
+			st.Published = append(st.Published, d)
+		case present[d]:
+			st.Partial = append(st.Partial, d)
+		}
 	}
 	switch {
-	case merged:
+	case present[MergedMarker]:
 		st.State = StateMerged
-	case generated && fetched && parsed:
+	case generated && parsed:
 		st.State = StateParsed
 	case generated && fetched:
 		st.State = StateFetched
@@ -165,24 +161,6 @@ func Inspect(fsys storage.FS, dir string) (Status, error) {
 		st.State = StateIncomplete
 	}
 	return st, nil
-}
-
-// movePublished moves the dirs of one stage from published to partial.
-func movePublished(partial, published, dirs []string) ([]string, []string) {
-	keep := published[:0:0]
-	for _, p := range published {
-		moved := false
-		for _, d := range dirs {
-			if p == d {
-				partial = append(partial, p)
-				moved = true
-			}
-		}
-		if !moved {
-			keep = append(keep, p)
-		}
-	}
-	return partial, keep
 }
 
 // LockOptions configures Lock.
@@ -272,22 +250,15 @@ func Clean(fsys storage.FS, dir string, log *slog.Logger) ([]string, error) {
 }
 
 // RemoveOutputs removes stage outputs of the segment at dir (published or
-// not), so that the stage can run again. Callers hold the segment's lock.
+// not; Status.Partial lists what an interrupted stage left), so that the
+// stage can run again. Callers hold the segment's lock.
 func RemoveOutputs(fsys storage.FS, dir string, outputs []string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
 	}
 	for _, d := range outputs {
-		p := path.Join(dir, d)
-		ok, err := storage.Exists(fsys, p)
-		if err != nil {
-			return fmt.Errorf("segment %s: %w", dir, err)
-		}
-		if !ok {
-			continue
-		}
 		log.Info("removing the output of an interrupted stage", "segment", dir, "output", d)
-		if err := fsys.RemoveAll(p); err != nil {
+		if err := fsys.RemoveAll(path.Join(dir, d)); err != nil {
 			return fmt.Errorf("segment %s: remove %s: %w", dir, d, err)
 		}
 	}
