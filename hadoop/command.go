@@ -156,7 +156,7 @@ const countersMax = 1000
 
 // reserved are the properties trawl sets that extra properties may not.
 var reserved = []string{
-	mapreduce.PropJobName, mapreduce.PropJobConf, mapreduce.PropEngineMemory, mapreduce.PropTaskTempDir,
+	mapreduce.PropJobName, mapreduce.PropJobConf, mapreduce.PropEngineMemory, mapreduce.PropTaskTempDir, mapreduce.PropTaskUser,
 	"mapreduce.job.reduces", "mapreduce.input.lineinputformat.linespermap", "stream.num.map.output.key.fields",
 	"mapreduce.partition.keypartitioner.options", "mapreduce.job.output.key.comparator.class",
 	"mapreduce.map.output.key.field.separator", "stream.map.output.field.separator",

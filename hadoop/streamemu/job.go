@@ -3,7 +3,7 @@
 package streamemu
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 		return n, nil
 	}
 	var err error
-	if !contains(nlineFormats, o.inFmt) {
+	if !slices.Contains(nlineFormats, o.inFmt) {
 		return nil, fmt.Errorf("emulator: input format %q: only NLineInputFormat is emulated", o.inFmt)
 	}
 	if r.reduces, err = atoi("mapreduce.job.reduces", "1"); err != nil || r.reduces < 0 {
@@ -141,7 +142,7 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 		switch {
 		case o.part == "":
 			r.part = hashPartitioner
-		case contains(keyFieldPart, o.part):
+		case slices.Contains(keyFieldPart, o.part):
 			opts, ok := o.conf["mapreduce.partition.keypartitioner.options"]
 			if !ok {
 				return nil, errors.New("emulator: KeyFieldBasedPartitioner without mapreduce.partition.keypartitioner.options is not emulated")
@@ -225,7 +226,7 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 		for len(data) > 0 {
 			line := data
 			n := len(data)
-			if i := strings.IndexByte(string(data), '\n'); i >= 0 {
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
 				line, n = data[:i], i+1
 			}
 			if cur == nil || len(cur.lines) == perMap {
@@ -240,15 +241,6 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 	}
 	r.appDir = filepath.Join(stateDir(e), r.appID)
 	return r, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // splitCommand splits a streaming command line into words, as Streaming
@@ -472,9 +464,9 @@ func (r *run) addCounters(c map[string]map[string]int64, order []string) {
 			r.counters[g][n] += v
 		}
 	}
-	total := len(r.frameworkGroups())
+	total := 0
 	for _, g := range r.frameworkGroups() {
-		total += len(g.counters) - 1
+		total += len(g.counters)
 	}
 	for _, g := range r.counters {
 		total += len(g)
@@ -638,8 +630,6 @@ func logInvocation(e map[string]string, o *options, jobID string, code int, fail
 	if err != nil {
 		return
 	}
-	w := bufio.NewWriter(f)
-	w.Write(append(b, '\n'))
-	w.Flush()
+	_, _ = f.Write(append(b, '\n'))
 	f.Close()
 }

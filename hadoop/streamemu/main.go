@@ -85,7 +85,6 @@ func Main(ctx context.Context, args, env []string, stdout, stderr io.Writer) int
 type options struct {
 	jar     string
 	conf    map[string]string
-	confKey []string // in the order given
 	files   []string
 	inputs  []string
 	output  string
@@ -95,13 +94,6 @@ type options struct {
 	part    string
 	cmdenv  []string
 	args    []string
-}
-
-func (o *options) set(k, v string) {
-	if _, ok := o.conf[k]; !ok {
-		o.confKey = append(o.confKey, k)
-	}
-	o.conf[k] = v
 }
 
 // parseJar parses the arguments after "jar": the jar, Hadoop's generic
@@ -147,7 +139,7 @@ func parseJar(args []string) (*options, error) {
 			if !ok {
 				return nil, fmt.Errorf("bad -D option %q: want KEY=VALUE", kv)
 			}
-			o.set(k, v)
+			o.conf[k] = v
 		case a == "-files":
 			if !generic {
 				return nil, fmt.Errorf("Unrecognized option: %s (generic options such as -files go before the streaming options)", a)
@@ -189,7 +181,7 @@ func parseJar(args []string) (*options, error) {
 			case "-partitioner":
 				o.part = v
 			case "-numReduceTasks":
-				o.set("mapreduce.job.reduces", v)
+				o.conf["mapreduce.job.reduces"] = v
 			case "-cmdenv":
 				o.cmdenv = append(o.cmdenv, v)
 			}

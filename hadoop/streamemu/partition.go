@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // partitioner assigns a map output key to one of n reduce tasks.
@@ -21,11 +22,15 @@ func javaPartition(hash int32, n int) int {
 // Text.hashCode is WritableComparator.hashBytes, 31*h + b from h = 1, the
 // bytes signed as Java's are.
 func hashPartitioner(key []byte, n int) int {
-	h := int32(1)
-	for _, b := range key {
-		h = 31*h + int32(int8(b))
+	return javaPartition(javaHash(1, key), n)
+}
+
+// javaHash is 31*h + b over b from h, the bytes signed as Java's are.
+func javaHash(h int32, b []byte) int32 {
+	for _, c := range b {
+		h = 31*h + int32(int8(c))
 	}
-	return javaPartition(h, n)
+	return h
 }
 
 // keyFieldPartitioner is KeyFieldBasedPartitioner with options "-kF,L"
@@ -41,8 +46,8 @@ func keyFieldPartitioner(options string, sep byte) (partitioner, error) {
 		return nil, err
 	}
 	return func(key []byte, n int) int {
-		if !bytesValidUTF8(key) {
-			key = []byte(strings.ToValidUTF8(string(key), "\uFFFD"))
+		if !utf8.Valid(key) {
+			key = bytes.ToValidUTF8(key, []byte("\uFFFD"))
 		}
 		if len(key) == 0 {
 			return 0
@@ -51,11 +56,7 @@ func keyFieldPartitioner(options string, sep byte) (partitioner, error) {
 		if start < 0 {
 			return javaPartition(0, n)
 		}
-		h := int32(0)
-		for _, b := range key[start:end] {
-			h = 31*h + int32(int8(b))
-		}
-		return javaPartition(h, n)
+		return javaPartition(javaHash(0, key[start:end]), n)
 	}, nil
 }
 
@@ -106,15 +107,6 @@ func fieldRange(key []byte, sep byte, first, last int) (start, end int) {
 		end += i + 1
 		field++
 	}
-}
-
-func bytesValidUTF8(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return strings.ToValidUTF8(string(b), "\uFFFD") == string(b)
-		}
-	}
-	return true
 }
 
 // splitKeyValue splits a map output line as Streaming does: the key is

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -332,11 +334,8 @@ func (r *run) taskEnv(kind, i int, attemptID, taskID, container, work string) []
 	env = append(env, "TMPDIR="+filepath.Join(container, "tmp"), "PWD="+container,
 		"CONTAINER_ID="+filepath.Base(container))
 	env = append(env, r.extraEnv[kind]...)
-	conf := map[string]string{}
-	for k, v := range r.o.conf {
-		conf[k] = v
-	}
-	set := map[string]string{
+	conf := maps.Clone(r.o.conf)
+	maps.Copy(conf, map[string]string{
 		"mapreduce.job.id":                            r.jobID,
 		"mapreduce.task.id":                           taskID,
 		"mapreduce.task.attempt.id":                   attemptID,
@@ -345,21 +344,13 @@ func (r *run) taskEnv(kind, i int, attemptID, taskID, container, work string) []
 		"mapreduce.task.output.dir":                   "file:" + work,
 		"mapreduce.output.fileoutputformat.outputdir": "file:" + r.output,
 		"mapreduce.job.reduces":                       strconv.Itoa(r.reduces),
-	}
+	})
 	if kind == 0 {
 		sp := r.splits[i]
-		set["mapreduce.map.input.file"] = "file:" + sp.file
-		set["mapreduce.map.input.start"] = strconv.FormatInt(sp.offsets[0], 10)
+		conf["mapreduce.map.input.file"] = "file:" + sp.file
+		conf["mapreduce.map.input.start"] = strconv.FormatInt(sp.offsets[0], 10)
 	}
-	for k, v := range set {
-		conf[k] = v
-	}
-	keys := make([]string, 0, len(conf))
-	for k := range conf {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(conf)) {
 		env = append(env, safeEnvName(k)+"="+conf[k])
 	}
 	return append(env, r.o.cmdenv...)
