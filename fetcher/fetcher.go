@@ -187,18 +187,33 @@ var (
 	errStalled     = errors.New("fetch made no progress")
 )
 
+// runEnds are the causes that end a run early, each with the message of
+// the skipped results of the URLs still queued.
+var runEnds = []struct {
+	err    error
+	reason string
+}{
+	{errDeadline, "skipped: fetch time limit reached"},
+	{errStopped, "skipped: fetch stopped by an interrupt"},
+	{errThroughput, "skipped: throughput below the threshold"},
+	{errStalled, "skipped: the fetch made no progress for the stall timeout (hung requests abandoned)"},
+}
+
+// runEnd returns the index in runEnds of the cause that ended a run, or -1.
+func runEnd(cause error) int {
+	for i, e := range runEnds {
+		if errors.Is(cause, e.err) {
+			return i
+		}
+	}
+	return -1
+}
+
 // endReason is the message of the skipped results of URLs still queued
 // when a run ends for cause.
 func endReason(cause error) string {
-	switch {
-	case errors.Is(cause, errDeadline):
-		return "skipped: fetch time limit reached"
-	case errors.Is(cause, errStopped):
-		return "skipped: fetch stopped by an interrupt"
-	case errors.Is(cause, errThroughput):
-		return "skipped: throughput below the threshold"
-	case errors.Is(cause, errStalled):
-		return "skipped: the fetch made no progress for the stall timeout (hung requests abandoned)"
+	if i := runEnd(cause); i >= 0 {
+		return runEnds[i].reason
 	}
 	return "skipped: the fetch ended first"
 }
@@ -326,10 +341,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	r.emitMu.Unlock()
 	left := r.sched.remaining()
 	if ctx.Err() == nil && emitErr == nil {
-		msg := endReason(context.Cause(runCtx))
-		for _, it := range left {
-			r.skip(it.req, msg)
-		}
+		r.skipAll(left, endReason(context.Cause(runCtx)))
 	} else if len(left) > 0 {
 		r.unreported.Add(int64(len(left)))
 		o.Count(CounterUnfetched, int64(len(left)))
@@ -382,11 +394,7 @@ func (r *run) watchStop(ctx context.Context) func() {
 		return func() {}
 	default:
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return background(func(done <-chan struct{}) {
 		select {
 		case <-r.o.Stop:
 			r.o.Log.Info("fetch stopped: ending the run, the URLs not fetched are skipped")
@@ -394,8 +402,19 @@ func (r *run) watchStop(ctx context.Context) func() {
 		case <-ctx.Done():
 		case <-done:
 		}
+	})
+}
+
+// background runs fn in a goroutine until the returned function is
+// called, which closes fn's done channel and waits for fn to return.
+func background(fn func(done <-chan struct{})) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		fn(done)
 	}()
-	return func() { close(done); wg.Wait() }
+	return func() { close(done); <-finished }
 }
 
 // watchStall ends the run (cause errStalled) when no result has been
@@ -408,11 +427,7 @@ func (r *run) watchStall(ctx context.Context) func() {
 	}
 	r.lastResult.Store(time.Now().UnixNano())
 	tick := min(max(limit/8, 10*time.Millisecond), time.Second)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return background(func(done <-chan struct{}) {
 		t := time.NewTicker(tick)
 		defer t.Stop()
 		for {
@@ -431,8 +446,7 @@ func (r *run) watchStall(ctx context.Context) func() {
 				return
 			}
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+	})
 }
 
 // skip reports a URL not fetched, with msg ("skipped: ...") saying why.
@@ -490,7 +504,9 @@ func parseTarget(raw string) (*url.URL, string, error) {
 
 // emit reports a result, counting it.
 func (r *run) emit(res *Result) {
-	r.lastResult.Store(time.Now().UnixNano())
+	if r.o.StallTimeout > 0 {
+		r.lastResult.Store(time.Now().UnixNano())
+	}
 	if res.HTTPStatus > 0 {
 		r.responses.Add(1)
 	}
@@ -569,9 +585,10 @@ func (r *run) serve(ctx context.Context, s *server) {
 			return
 		case robotsDeferred:
 			r.sched.unpop(s, it)
-			items := r.sched.drop(s, "skipped: "+msg)
+			skipMsg := "skipped: " + msg
+			items := r.sched.drop(s, skipMsg)
 			r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", len(items), "reason", msg)
-			r.skipAll(items, "skipped: "+msg)
+			r.skipAll(items, skipMsg)
 			return
 		case robotsUnreachable, robotsRefused:
 			code := CodeException
@@ -802,13 +819,12 @@ func (e readTimeoutError) Is(target error) bool { return target == errReadTimeou
 
 // requestError names why a request failed.
 func requestError(ctx context.Context, err error, readTimeout time.Duration) error {
-	if errors.Is(context.Cause(ctx), errReadTimeout) {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, errReadTimeout) {
 		return readTimeoutError{readTimeout}
 	}
-	for _, end := range []error{errDeadline, errStopped, errThroughput, errStalled} {
-		if errors.Is(context.Cause(ctx), end) {
-			return end
-		}
+	if i := runEnd(cause); i >= 0 {
+		return runEnds[i].err
 	}
 	return err
 }
@@ -969,11 +985,7 @@ func (r *run) progress(began time.Time) func() {
 	if r.o.ProgressInterval < 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return background(func(done <-chan struct{}) {
 		t := time.NewTicker(r.o.ProgressInterval)
 		defer t.Stop()
 		for {
@@ -990,6 +1002,5 @@ func (r *run) progress(began time.Time) func() {
 					"queued", queued, "servers_busy", busy, "servers", servers)
 			}
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+	})
 }

@@ -118,11 +118,7 @@ func (r *run) watchThroughput(ctx context.Context) func() {
 	if o.ThroughputThreshold <= 0 {
 		return func() {}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return background(func(done <-chan struct{}) {
 		start := o.Clock()
 		t := time.NewTicker(o.ThroughputInterval)
 		defer t.Stop()
@@ -159,6 +155,5 @@ func (r *run) watchThroughput(ctx context.Context) func() {
 				return
 			}
 		}
-	}()
-	return func() { close(done); wg.Wait() }
+	})
 }

@@ -623,10 +623,8 @@ func (sc *scheduler) enqueue(req Request, u *url.URL, host string) (enqueueOutco
 func (sc *scheduler) drop(s *server, msg string) []*item {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	items := s.queue.items
-	s.queue.items = nil
 	s.fate, s.fateCode, s.fateMsg = fateDropped, CodeSkipped, msg
-	sc.rew(s)
+	items := sc.take(s)
 	sortBySeq(items)
 	return items
 }
@@ -641,9 +639,14 @@ func sortBySeq(items []*item) {
 func (sc *scheduler) fail(s *server, code Code, msg string) []*item {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
+	s.fate, s.fateCode, s.fateMsg = fateFailed, code, msg
+	return sc.take(s)
+}
+
+// take empties s's queue and returns the URLs it held. sc.mu is held.
+func (sc *scheduler) take(s *server) []*item {
 	items := s.queue.items
 	s.queue.items = nil
-	s.fate, s.fateCode, s.fateMsg = fateFailed, code, msg
 	sc.rew(s)
 	return items
 }
@@ -656,9 +659,7 @@ func (sc *scheduler) remaining() []*item {
 	defer sc.mu.Unlock()
 	var out []*item
 	for _, s := range sc.order {
-		items := s.queue.items
-		s.queue.items = nil
-		sc.rew(s)
+		items := sc.take(s)
 		sortBySeq(items)
 		out = append(out, items...)
 	}
