@@ -31,11 +31,13 @@ type remoteError struct {
 	err       error
 }
 
+// class is the exception's class name without its package.
+func (e *remoteError) class() string {
+	return e.exception[strings.LastIndexByte(e.exception, '.')+1:]
+}
+
 func (e *remoteError) Error() string {
-	class := e.exception
-	if i := strings.LastIndexByte(class, '.'); i >= 0 {
-		class = class[i+1:]
-	}
+	class := e.class()
 	msg, _, _ := strings.Cut(strings.TrimSpace(e.message), "\n")
 	switch {
 	case class == "" && msg == "":
@@ -52,12 +54,8 @@ func (e *remoteError) Unwrap() error { return e.err }
 
 // Is maps the exception's class to the matching fs or syscall error.
 func (e *remoteError) Is(target error) bool {
-	class := e.exception
-	if i := strings.LastIndexByte(class, '.'); i >= 0 {
-		class = class[i+1:]
-	}
 	var want error
-	switch class {
+	switch e.class() {
 	case "FileNotFoundException":
 		want = fs.ErrNotExist
 	case "AccessControlException", "SnapshotAccessControlException":
@@ -81,6 +79,12 @@ func (e *remoteError) Is(target error) bool {
 // mapError strips the library's *os.PathError (the FS adds its own, with
 // the full URI) and gives a namenode exception its meaning.
 func mapError(err error) error {
+	// An error mapped already (and perhaps wrapped with context since)
+	// stays as it is: mapping it again would drop that context.
+	var mapped *remoteError
+	if errors.As(err, &mapped) {
+		return err
+	}
 	if pe, ok := err.(*os.PathError); ok {
 		err = pe.Err
 	}

@@ -182,7 +182,7 @@ func (f *file) fetchHeld(buf []byte, off int64) error {
 		if err == nil {
 			return nil
 		}
-		f.fs.log.Warn("hdfs: read failed; reopening the file and trying again", "path", f.fs.uri(f.name),
+		f.fs.st.log.Warn("hdfs: read failed; reopening the file and trying again", "path", f.fs.uri(f.name),
 			"offset", off, "len", len(buf), "err", err)
 		f.r.Close()
 		f.r = nil

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"slices"
@@ -38,7 +37,6 @@ const reconnectDelay = 30 * time.Second
 // their holder, so lock files are created exclusively and judged by age.
 type FS struct {
 	st      *settings
-	log     *slog.Logger
 	connect func(ctx context.Context) (client, error)
 	krb     *krbclient.Client // destroyed by Close; nil without Kerberos
 
@@ -136,7 +134,6 @@ func Register(r *storage.Resolver, o Options) *storage.Resolver {
 func newFS(st *settings, connect func(ctx context.Context) (client, error)) *FS {
 	f := &FS{
 		st:      st,
-		log:     st.log,
 		connect: connect,
 		now:     time.Now,
 		sleep:   time.Sleep,
@@ -160,7 +157,7 @@ func (f *FS) connectFirst(ctx context.Context) error {
 	s := f.slots[0]
 	s.c = c
 	s.ready.Store(true)
-	f.log.Debug("hdfs: connected", "fs", f.st.describe(), "conf", f.st.confDir)
+	f.st.log.Debug("hdfs: connected", "fs", f.st.describe(), "conf", f.st.confDir)
 	return nil
 }
 
@@ -195,11 +192,11 @@ func (f *FS) acquire() (*slot, error) {
 			if err == nil {
 				s.c = c
 				s.ready.Store(true)
-				f.log.Debug("hdfs: opened another connection", "fs", f.st.describe(), "client", s.id)
+				f.st.log.Debug("hdfs: opened another connection", "fs", f.st.describe(), "client", s.id)
 				return s, nil
 			}
 			s.failedAt = f.now()
-			f.log.Warn("hdfs: could not open another connection; using the open ones", "fs", f.st.describe(), "err", err)
+			f.st.log.Warn("hdfs: could not open another connection; using the open ones", "fs", f.st.describe(), "err", err)
 		}
 		s.mu.Unlock()
 	}
@@ -295,6 +292,7 @@ func (f *FS) Create(p string) (io.WriteCloser, error) {
 	defer s.mu.Unlock()
 	dir := path.Dir(p)
 	st, err := s.c.Stat(dir)
+	err = mapError(err)
 	switch {
 	case err == nil && !st.IsDir():
 		return nil, f.pathError("create", p, fmt.Errorf("parent %s: %w", dir, syscall.ENOTDIR))
@@ -302,12 +300,12 @@ func (f *FS) Create(p string) (io.WriteCloser, error) {
 		if err := unsupported(st); err != nil {
 			return nil, f.pathError("create", p, fmt.Errorf("parent %s: %w", dir, err))
 		}
-	case errors.Is(mapError(err), fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		if err := s.c.MkdirAll(dir, 0o755); err != nil {
 			return nil, f.pathError("create", p, fmt.Errorf("make parent %s: %w", dir, mapError(err)))
 		}
 	default:
-		return nil, f.pathError("create", p, fmt.Errorf("parent %s: %w", dir, mapError(err)))
+		return nil, f.pathError("create", p, fmt.Errorf("parent %s: %w", dir, err))
 	}
 	w, err := s.c.Create(p)
 	if err != nil {
@@ -339,11 +337,12 @@ func (f *FS) Rename(oldpath, newpath string) error {
 	}
 	return f.with(func(c client) error {
 		dst, err := c.Stat(newp)
+		err = mapError(err)
 		switch {
 		case err == nil && dst.IsDir():
 			return linkErr(fmt.Errorf("destination is an existing directory: %w", fs.ErrExist))
-		case err != nil && !errors.Is(mapError(err), fs.ErrNotExist):
-			return linkErr(fmt.Errorf("stat destination: %w", mapError(err)))
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return linkErr(fmt.Errorf("stat destination: %w", err))
 		case err == nil && oldp == newp:
 			return nil // a file onto itself
 		}

@@ -139,7 +139,6 @@ type settings struct {
 	nameservice string
 	// confDir is where the configuration was read from ("" for none).
 	confDir string
-	conf    hadoopconf.HadoopConf
 	// client holds the library's options: namenode addresses, user,
 	// datanode settings. It starts from ClientOptionsFromConf, the only
 	// way to set the library's unexported datanode SASL switch as the
@@ -201,7 +200,7 @@ func resolve(authority string, o Options) (*settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.conf, st.confDir = conf, dir
+	st.confDir = dir
 
 	if authority == "" {
 		a, err := defaultAuthority(conf, dir)
@@ -241,13 +240,10 @@ func resolve(authority string, o Options) (*settings, error) {
 // sizes copies and checks Options' sizes and timeouts.
 func (st *settings) sizes(o Options) error {
 	pick := func(name string, v, def int) (int, error) {
-		switch {
-		case v < 0:
+		if v < 0 {
 			return 0, fmt.Errorf("options: %s is negative (%d)", name, v)
-		case v == 0:
-			return def, nil
 		}
-		return v, nil
+		return orDefault(v, def, 0), nil
 	}
 	var err error
 	if st.clients, err = pick("Clients", o.Clients, DefaultClients); err != nil {
@@ -262,31 +258,23 @@ func (st *settings) sizes(o Options) error {
 	if st.writeBufferSize, err = pick("WriteBufferSize", o.WriteBufferSize, DefaultWriteBufferSize); err != nil {
 		return err
 	}
-	switch {
-	case o.FooterSize < 0:
-		st.footerSize = 0
-	case o.FooterSize == 0:
-		st.footerSize = DefaultFooterSize
-	default:
-		st.footerSize = o.FooterSize
-	}
-	st.dialTimeout = o.DialTimeout
-	if st.dialTimeout <= 0 {
-		st.dialTimeout = DefaultDialTimeout
-	}
-	switch {
-	case o.IOTimeout < 0:
-		st.ioTimeout = 0
-	case o.IOTimeout == 0:
-		st.ioTimeout = DefaultIOTimeout
-	default:
-		st.ioTimeout = o.IOTimeout
-	}
-	st.closeRetryTimeout = o.CloseRetryTimeout
-	if st.closeRetryTimeout <= 0 {
-		st.closeRetryTimeout = DefaultCloseRetryTimeout
-	}
+	st.footerSize = orDefault(o.FooterSize, DefaultFooterSize, 0)
+	st.dialTimeout = orDefault(o.DialTimeout, DefaultDialTimeout, DefaultDialTimeout)
+	st.ioTimeout = orDefault(o.IOTimeout, DefaultIOTimeout, 0)
+	st.closeRetryTimeout = orDefault(o.CloseRetryTimeout, DefaultCloseRetryTimeout, DefaultCloseRetryTimeout)
 	return nil
+}
+
+// orDefault is v if it is positive, def if it is 0 and neg if it is
+// negative.
+func orDefault[T int | time.Duration](v, def, neg T) T {
+	switch {
+	case v < 0:
+		return neg
+	case v == 0:
+		return def
+	}
+	return v
 }
 
 // loadConf reads the Hadoop configuration: from o.ConfDir, else

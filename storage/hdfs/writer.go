@@ -106,7 +106,7 @@ func (w *writer) Close() error {
 				"the namenode still finds the last block not replicated after %d attempts in %s: %w",
 				attempt, waited.Round(time.Millisecond), err))
 		}
-		w.fs.log.Debug("hdfs: close: last block not replicated yet; retrying",
+		w.fs.st.log.Debug("hdfs: close: last block not replicated yet; retrying",
 			"path", w.fs.uri(w.name), "attempt", attempt, "delay", delay)
 		w.fs.sleep(min(delay, timeout-waited))
 		delay = min(2*delay, closeMaxDelay)
