@@ -352,12 +352,12 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 		}
 	}()
 	reported := 0
-	// bad counts a rejected line; why must hold no raw userinfo (the
-	// parser's and the normalizer's errors are redacted).
+	// bad counts a rejected line; file (redacted) and why must hold no raw
+	// userinfo (the parser's and the normalizer's errors are redacted).
 	bad := func(file string, line int64, counter, why string) {
 		res.Counters.Add("inject", counter, 1)
 		if reported < o.MaxReportedLines {
-			at := fmt.Sprintf("%s:%d", urlutil.Redact(file), line)
+			at := fmt.Sprintf("%s:%d", file, line)
 			res.BadLineSamples = append(res.BadLineSamples, at+": "+why)
 			log.Warn("seed line skipped", "at", at, "why", why)
 		}
@@ -399,13 +399,13 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 			}
 			res.Lines++
 			if ln.tooLong {
-				bad(file, ln.no, ctrTooLong, fmt.Sprintf("line longer than %d bytes", maxSeedLine))
+				bad(name, ln.no, ctrTooLong, fmt.Sprintf("line longer than %d bytes", maxSeedLine))
 				res.BadLines++
 				continue
 			}
 			seed, ok, perr := ParseSeedLine(ln.text)
 			if perr != nil {
-				bad(file, ln.no, ctrBadSyntax, perr.Error())
+				bad(name, ln.no, ctrBadSyntax, perr.Error())
 				res.BadLines++
 				continue
 			}
@@ -414,12 +414,12 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 			}
 			u, nerr := urlutil.Normalize(seed.URL)
 			if nerr != nil {
-				bad(file, ln.no, ctrBadURL, nerr.Error())
+				bad(name, ln.no, ctrBadURL, nerr.Error())
 				res.BadLines++
 				continue
 			}
 			if strings.IndexByte(u, 0) >= 0 {
-				bad(file, ln.no, ctrBadURL, "URL holds a NUL byte")
+				bad(name, ln.no, ctrBadURL, "URL holds a NUL byte")
 				res.BadLines++
 				continue
 			}
@@ -432,7 +432,7 @@ func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Fi
 			if filters != nil {
 				if ok, reason := filters.Filter(u); !ok {
 					res.Counters.Add("inject", ctrFiltered, 1)
-					bad(file, ln.no, ctrFilteredBy+reason, fmt.Sprintf("URL %s rejected by filter %s", u, reason))
+					bad(name, ln.no, ctrFilteredBy+reason, fmt.Sprintf("URL %s rejected by filter %s", u, reason))
 					res.Filtered++
 					continue
 				}
