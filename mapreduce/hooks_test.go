@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/trawl/trawl/parquetio"
 )
@@ -77,6 +78,18 @@ func hookJob(docs, out string, nred int, ended *atomic.Int64) *Job[wcValue, Word
 	}
 }
 
+// waitEnded returns the count of ended split contexts once it reaches
+// want, or what it is after ten seconds: context.AfterFunc runs its
+// function in a goroutine of its own, so the count can trail the
+// cancellation that triggers it.
+func waitEnded(ended *atomic.Int64, want int64) int64 {
+	deadline := time.Now().Add(10 * time.Second)
+	for ended.Load() < want && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	return ended.Load()
+}
+
 // TestMapHooksLocalAndStreaming runs a job with MapSetup, MapCleanup and
 // per-partition reduce state on the local runner and as streaming tasks
 // (in this process: one map task per pair of manifest lines, one reduce
@@ -106,7 +119,7 @@ func TestMapHooksLocalAndStreaming(t *testing.T) {
 	if got := res.Counters.Get("hooks", "splits"); got != int64(len(splits)) {
 		t.Errorf("local: %d splits emitted, want %d", got, len(splits))
 	}
-	if got := ended.Load(); got != int64(len(splits)) {
+	if got := waitEnded(&ended, int64(len(splits))); got != int64(len(splits)) {
 		t.Errorf("local: %d split contexts ended, want %d", got, len(splits))
 	}
 
@@ -134,7 +147,7 @@ func TestMapHooksLocalAndStreaming(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := ended.Load(); got != int64(len(splits)) {
+	if got := waitEnded(&ended, int64(len(splits))); got != int64(len(splits)) {
 		t.Errorf("streaming: %d split contexts ended, want %d", got, len(splits))
 	}
 	lines := strings.SplitAfter(mapOut.String(), "\n")
