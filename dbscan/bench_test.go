@@ -187,7 +187,7 @@ func benchRun(b *testing.B, n, boxes int, eps float64) {
 	cpu0 := cpuTime()
 	var sum *Summary
 	for i := 0; b.Loop(); i++ {
-		env := Env{Runner: &mapreduce.LocalRunner{TempDir: dir, Log: testLog()}, Log: testLog()}
+		env := mapreduce.Engine{Runner: &mapreduce.LocalRunner{TempDir: dir, Log: testLog()}, Log: testLog()}
 		var err error
 		sum, err = Run(context.Background(), env, JobConfig{
 			Source: Source{Points: filepath.Join(dir, "in")}, Work: filepath.Join(dir, fmt.Sprint("work", i)), Output: filepath.Join(dir, fmt.Sprint("out", i)),

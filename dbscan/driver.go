@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"path"
 	"runtime"
@@ -19,53 +18,22 @@ import (
 	"github.com/trawl/trawl/storage"
 )
 
-// Executor runs one engine job of Run. name and conf are the job's Name
-// and Conf: Registry(res)[name](conf) rebuilds the same job, which is how a
-// Hadoop Streaming submission runs it. It has the signature of
-// jobs.Executor.
-type Executor func(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error)
-
-// Env is how Run reaches storage and runs its jobs.
-type Env struct {
-	// Storage resolves every URI; nil means storage.NewResolver().
-	Storage mapreduce.Resolver
-	// Runner runs the jobs; nil means a LocalRunner over Storage.
-	Runner *mapreduce.LocalRunner
-	// Execute, if set, runs the jobs instead of Runner.
-	Execute Executor
-	// Log receives the driver's logs; nil means slog.Default().
-	Log *slog.Logger
+// execute runs one engine job of Run on eng.
+func execute(ctx context.Context, eng mapreduce.Engine, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
+	return eng.Run(ctx, confJob{name: name, conf: conf, job: job})
 }
 
-func (e Env) resolver() mapreduce.Resolver {
-	if e.Storage != nil {
-		return e.Storage
-	}
-	return storage.NewResolver()
+// confJob is a job whose configuration is still a map of hand-written
+// keys, run through the Runner until it has a spec of its own.
+type confJob struct {
+	name string
+	conf map[string]string
+	job  mapreduce.Runnable
 }
 
-func (e Env) log() *slog.Logger {
-	if e.Log != nil {
-		return e.Log
-	}
-	return slog.Default()
-}
-
-func (e Env) execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-	if e.Execute != nil {
-		return e.Execute(ctx, name, conf, job)
-	}
-	r := e.Runner
-	if r == nil {
-		r = &mapreduce.LocalRunner{Log: e.Log}
-	}
-	if r.Storage == nil {
-		cp := *r
-		cp.Storage = e.resolver()
-		r = &cp
-	}
-	return r.RunJob(ctx, job)
-}
+func (c confJob) JobName() string                  { return c.name }
+func (c confJob) Job() (mapreduce.Runnable, error) { return c.job, nil }
+func (c confJob) SpecConf() map[string]string      { return c.conf }
 
 // JobConfig configures Run.
 type JobConfig struct {
@@ -174,9 +142,9 @@ const (
 // cfg.Source and writes cfg.Output (see JobConfig). Its labels equal
 // Cluster's on the same (standardized) points ordered by key, for any
 // Partitions; the package doc has the jobs and the argument.
-func Run(ctx context.Context, env Env, cfg JobConfig) (sum *Summary, err error) {
+func Run(ctx context.Context, env mapreduce.Engine, cfg JobConfig) (sum *Summary, err error) {
 	start := time.Now()
-	log := env.log().With("job", "dbscan")
+	log := env.Logger().With("job", "dbscan")
 	if err := (Params{Eps: cfg.Eps, MinPts: cfg.MinPts}).Validate(); err != nil {
 		return nil, err
 	}
@@ -218,7 +186,7 @@ func Run(ctx context.Context, env Env, cfg JobConfig) (sum *Summary, err error) 
 		sampleSize = DefaultSampleSize
 	}
 
-	res := env.resolver()
+	res := env.Resolver()
 	wfs, wpath, err := res.Resolve(cfg.Work)
 	if err != nil {
 		return nil, fmt.Errorf("dbscan: work directory: %w", err)
@@ -256,7 +224,7 @@ func Run(ctx context.Context, env Env, cfg JobConfig) (sum *Summary, err error) 
 			return nil, err
 		}
 		log.Info("running", "step", name)
-		r, err := env.execute(ctx, name, conf, job)
+		r, err := execute(ctx, env, name, conf, job)
 		if err != nil {
 			return nil, fmt.Errorf("dbscan: %s: %w", name, err)
 		}

@@ -25,10 +25,10 @@ func testLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func testEnv(t testing.TB) Env {
+func testEnv(t testing.TB) mapreduce.Engine {
 	dir := t.TempDir()
 	log := testLog()
-	return Env{
+	return mapreduce.Engine{
 		Storage: storage.NewResolver(),
 		Runner:  &mapreduce.LocalRunner{TempDir: dir, Parallelism: 3, MemoryBudget: 1 << 20, Log: log},
 		Log:     log,

@@ -139,9 +139,8 @@ func (w *world) reach(rounds int) map[int]int {
 func newEnv(t *testing.T, crawl string) jobs.Env {
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return jobs.Env{
+		Engine: mapreduce.Engine{Runner: &mapreduce.LocalRunner{Parallelism: 2, Log: log, TempDir: t.TempDir()}, Log: log},
 		Crawl:  crawl,
-		Runner: &mapreduce.LocalRunner{Parallelism: 2, Log: log, TempDir: t.TempDir()},
-		Log:    log,
 	}
 }
 

@@ -105,6 +105,23 @@ func (s *Submitter) log() *slog.Logger {
 	return slog.Default()
 }
 
+var _ mapreduce.Runner = (*Submitter)(nil)
+
+// Run runs the job spec describes as a Hadoop Streaming job and publishes
+// its outputs (see the package doc): the tasks decode spec from the job's
+// configuration and build the same job.
+func (s *Submitter) Run(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Result, error) {
+	conf, err := mapreduce.SpecConf(spec)
+	if err != nil {
+		return nil, fmt.Errorf("hadoop engine: %w", err)
+	}
+	job, err := spec.Job()
+	if err != nil {
+		return nil, fmt.Errorf("hadoop engine: job %s: %w", spec.JobName(), err)
+	}
+	return s.Execute(ctx, spec.JobName(), conf, job)
+}
+
 // Execute runs one engine job as a Hadoop Streaming job and publishes its
 // outputs (see the package doc). name and conf are the job's Name and
 // Conf, from which the tasks rebuild it.

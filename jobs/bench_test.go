@@ -64,8 +64,8 @@ func benchDB(n int) []crawldb.Datum {
 func benchCrawl(b *testing.B) (Env, string) {
 	b.Helper()
 	env := testEnv(b)
-	env.Runner.MemoryBudget = 256 << 20
-	env.Runner.Parallelism = 0
+	localRunner(env).MemoryBudget = 256 << 20
+	localRunner(env).Parallelism = 0
 	env.DBParts = 4
 	writeDB(b, env, benchDB(benchRows), 4)
 	saved := filepath.Join(b.TempDir(), "saved-current")

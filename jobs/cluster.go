@@ -138,7 +138,7 @@ func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult
 		name = now.Format(clusterNameLayout)
 	}
 	out := storage.Join(ClustersDir(cp.crawl), name)
-	sum, err := dbscan.Run(ctx, env.dbscanEnv(), dbscan.JobConfig{
+	sum, err := dbscan.Run(ctx, env.Engine, dbscan.JobConfig{
 		Source:      dbscan.Source{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), MaxChanges: o.MaxChanges},
 		Work:        storage.Join(ClustersDir(cp.crawl), clusterWorkPrefix+name),
 		Output:      out,
@@ -161,11 +161,6 @@ func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult
 	log.Info("cluster done", "result", out, "points", p.Points, "clusters", p.Clusters, "core", p.Core,
 		"border", p.Border, "noise", p.Noise, "samples", res.Samples, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
-}
-
-// dbscanEnv is the Env of dbscan.Run for this Env.
-func (e Env) dbscanEnv() dbscan.Env {
-	return dbscan.Env{Storage: e.resolver(), Runner: e.runner(), Execute: dbscan.Executor(e.Execute), Log: e.Log}
 }
 
 // SuggestClusterEps reads the CrawlDB's young pages (as Cluster does,

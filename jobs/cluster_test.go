@@ -281,12 +281,12 @@ func TestClusterFailureLeavesNoResult(t *testing.T) {
 	_, more := crawlDaily(t, env, 3, t0)
 	before := dbRows(t, env)
 	failing := env
-	failing.Execute = func(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-		if name == dbscan.JobLabel {
+	failing.Runner = mapreduce.RunnerFunc(func(ctx context.Context, s mapreduce.Spec) (*mapreduce.Result, error) {
+		if s.JobName() == dbscan.JobLabel {
 			return nil, errors.New("injected failure")
 		}
-		return env.runner().RunJob(ctx, job)
-	}
+		return env.Run(ctx, s)
+	})
 	o := ClusterOptions{Eps: 1, MinPts: 3, MinSamples: 1}
 	if _, err := Cluster(context.Background(), failing, o); err == nil {
 		t.Fatal("cluster with a failing job succeeded")
@@ -361,7 +361,7 @@ func TestDynamicUpdateStreaming(t *testing.T) {
 	if err := os.CopyFS(streamed.Crawl, os.DirFS(env.Crawl)); err != nil {
 		t.Fatal(err)
 	}
-	streamed.Execute = streamingExecutor(t, streamed.Storage, filepath.Join(t.TempDir(), "work"))
+	streamed.Runner = streamingExecutor(t, streamed.Storage, filepath.Join(t.TempDir(), "work"))
 	seg := func(e Env) string { return filepath.Join(e.Crawl, "segments", gen.Name) }
 	a, err := UpdateDB(ctx, env, UpdateOptions{Segments: []string{seg(env)}, Now: at, Schedule: sched})
 	if err != nil {

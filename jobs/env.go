@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math"
 	"path"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -22,18 +21,13 @@ import (
 	"github.com/trawl/trawl/urlutil"
 )
 
-// Env is what every job needs: where the crawl lives and how to run jobs.
+// Env is what every job needs: the engine that runs its jobs (storage,
+// runner and logger, promoted from mapreduce.Engine) and where the crawl
+// lives, with the settings every driver shares.
 type Env struct {
-	// Storage resolves the crawl's URIs; nil means storage.NewResolver()
-	// (local paths and file:// URIs).
-	Storage *storage.Resolver
+	mapreduce.Engine
 	// Crawl is the crawl directory URI (crawldb/ and segments/ inside).
 	Crawl string
-	// Runner runs the engine jobs; nil means a zero LocalRunner using
-	// Storage.
-	Runner *mapreduce.LocalRunner
-	// Log receives the drivers' logs; nil means slog.Default().
-	Log *slog.Logger
 	// LockMaxAge is the age past which a CrawlDB lock counts as stale
 	// (crawldb.LockOptions.MaxAge; 0 means crawldb's default).
 	LockMaxAge time.Duration
@@ -50,49 +44,28 @@ type Env struct {
 	// gracefully at the first one and keeps what it fetched (see
 	// Interrupt); other jobs are cancelled through their context.
 	Interrupt *Interrupt
-	// Execute, if set, runs the drivers' engine jobs instead of Runner
-	// (e.g. as Hadoop Streaming jobs of the trawl binary).
-	Execute Executor
 }
-
-// Executor runs one engine job of a driver. name and conf are the job's
-// Name and Conf: Registry()[name](conf) rebuilds the same job, which is
-// how a Hadoop Streaming submission runs it.
-type Executor func(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error)
 
 // execute runs a driver's engine job.
 func (e Env) execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-	if e.Execute != nil {
-		return e.Execute(ctx, name, conf, job)
-	}
-	return e.runner().RunJob(ctx, job)
+	return e.Run(ctx, confJob{name: name, conf: conf, job: job})
 }
 
-func (e Env) log() *slog.Logger {
-	if e.Log != nil {
-		return e.Log
-	}
-	return slog.Default()
+// confJob is a job whose configuration is still a map of hand-written
+// keys, run through the Runner until its driver has a spec of its own.
+type confJob struct {
+	name string
+	conf map[string]string
+	job  mapreduce.Runnable
 }
 
-func (e Env) resolver() *storage.Resolver {
-	if e.Storage != nil {
-		return e.Storage
-	}
-	return storage.NewResolver()
-}
+func (c confJob) JobName() string                  { return c.name }
+func (c confJob) Job() (mapreduce.Runnable, error) { return c.job, nil }
+func (c confJob) SpecConf() map[string]string      { return c.conf }
 
-func (e Env) runner() *mapreduce.LocalRunner {
-	if e.Runner != nil {
-		if e.Runner.Storage == nil {
-			r := *e.Runner
-			r.Storage = e.resolver()
-			return &r
-		}
-		return e.Runner
-	}
-	return &mapreduce.LocalRunner{Storage: e.resolver(), Log: e.Log}
-}
+func (e Env) log() *slog.Logger { return e.Logger() }
+
+func (e Env) resolver() mapreduce.Resolver { return e.Resolver() }
 
 // The layout of a crawl directory.
 const (
@@ -209,12 +182,7 @@ func countParts(fsys storage.FS, dir string) (int, error) {
 func isNotExist(err error) bool { return err != nil && errors.Is(err, fs.ErrNotExist) }
 
 // parallelism is how many tasks the runner runs at once.
-func (e Env) parallelism() int {
-	if e.Runner != nil && e.Runner.Parallelism > 0 {
-		return e.Runner.Parallelism
-	}
-	return runtime.GOMAXPROCS(0)
-}
+func (e Env) parallelism() int { return e.Parallelism() }
 
 // dbParts decides how many parts a new CrawlDB is written in.
 func (e Env) dbParts(cp crawlPaths, current string) (int, error) {
@@ -281,7 +249,7 @@ type regexSpec struct {
 }
 
 // spec reads the regex files and returns the Conf form of o.
-func (o URLFilterOptions) spec(res *storage.Resolver) (filterSpec, error) {
+func (o URLFilterOptions) spec(res mapreduce.Resolver) (filterSpec, error) {
 	s := filterSpec{
 		Schemes: o.Options.Schemes, MaxLength: o.Options.MaxLength, DenySuffixes: o.Options.DenySuffixes,
 		MaxSegmentRepeats: o.Options.MaxSegmentRepeats, MaxSegments: o.Options.MaxSegments,

@@ -21,7 +21,7 @@ import (
 func faultEnv(env Env, rules ...faultfs.Rule) (Env, *faultfs.FS) {
 	ffs := faultfs.New(storage.NewLocal(), rules...)
 	env.Storage = storage.NewResolverWith(ffs)
-	r := *env.Runner
+	r := *localRunner(env)
 	r.Storage = env.Storage
 	env.Runner = &r
 	return env, ffs

@@ -454,9 +454,14 @@ func TestFetchOptionsChecked(t *testing.T) {
 // streamingMapOnly runs a map-only job as Hadoop Streaming would: each
 // task rebuilt from the Registry with its split manifest on stdin and its
 // own work output directory, then PublishStreaming.
-func streamingMapOnly(t *testing.T, res *storage.Resolver) Executor {
+func streamingMapOnly(t *testing.T, res mapreduce.Resolver) mapreduce.Runner {
 	reg := Registry()
-	return func(ctx context.Context, name string, conf map[string]string, _ mapreduce.Runnable) (*mapreduce.Result, error) {
+	return mapreduce.RunnerFunc(func(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Result, error) {
+		name := spec.JobName()
+		conf, err := mapreduce.SpecConf(spec)
+		if err != nil {
+			return nil, err
+		}
 		enc := mapreduce.EncodeConf(conf)
 		job, err := reg[name](conf)
 		if err != nil {
@@ -502,7 +507,7 @@ func streamingMapOnly(t *testing.T, res *storage.Resolver) Executor {
 			return nil, err
 		}
 		return &mapreduce.Result{Counters: counters}, nil
-	}
+	})
 }
 
 // TestFetchStreamingEqualsLocal: the fetch job rebuilt from its Conf and
@@ -538,7 +543,7 @@ func TestFetchStreamingEqualsLocal(t *testing.T) {
 		return out
 	}
 	senv := env
-	senv.Execute = streamingMapOnly(t, env.Storage)
+	senv.Runner = streamingMapOnly(t, env.Storage)
 	if _, err := Fetch(context.Background(), senv, fw.fetchOpts(gen.Segment)); err != nil {
 		t.Fatal(err)
 	}
@@ -587,7 +592,7 @@ func BenchmarkFetchJob(b *testing.B) {
 	}
 	env := testEnv(b)
 	env.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	env.Runner.Log = env.Log
+	localRunner(env).Log = env.Log
 	gen := generateAll(b, env, urls, fw.now, 2)
 	o := fw.fetchOpts(gen.Segment)
 	o.MaxConnections = 64

@@ -328,8 +328,8 @@ func TestGenerateDeterministic(t *testing.T) {
 	var lists []map[string][]segment.Generate
 	for run := 0; run < 2; run++ {
 		env := testEnv(t)
-		env.Runner.Parallelism = 1 + run*3 // different parallelism, same output
-		env.Runner.MemoryBudget = int64(64<<10) << (run * 4)
+		localRunner(env).Parallelism = 1 + run*3 // different parallelism, same output
+		localRunner(env).MemoryBudget = int64(64<<10) << (run * 4)
 		writeDB(t, env, rows, 1+run*2)
 		res, err := Generate(context.Background(), env, GenerateOptions{Now: now, TopN: 500, MaxPerHost: 20, NumFetchers: 3})
 		if err != nil {
@@ -663,7 +663,7 @@ func TestGeneratePartitionByIPStreaming(t *testing.T) {
 	run := func(streaming bool, o GenerateOptions) map[string][]segment.Generate {
 		env := testEnv(t)
 		if streaming {
-			env.Execute = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		writeDB(t, env, partitionDB(now), 2)
 		o.Now, o.Schedule = now, ScheduleOptions{Name: "default"}

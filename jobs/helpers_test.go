@@ -29,11 +29,13 @@ func testEnv(t testing.TB) Env {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
 	return Env{
-		Storage: storage.NewResolver(),
+		Engine: mapreduce.Engine{
+			Storage: storage.NewResolver(),
+			Runner: &mapreduce.LocalRunner{TempDir: filepath.Join(dir, "tmp"), Parallelism: 4,
+				MemoryBudget: 4 << 20, Log: log},
+			Log: log,
+		},
 		Crawl:   filepath.Join(dir, "crawl"),
-		Runner: &mapreduce.LocalRunner{TempDir: filepath.Join(dir, "tmp"), Parallelism: 4,
-			MemoryBudget: 4 << 20, Log: log},
-		Log:     log,
 		DBParts: 3,
 	}
 }
@@ -157,3 +159,7 @@ func canonical(d crawldb.Datum) crawldb.Datum {
 	}
 	return d
 }
+
+// localRunner is env's runner, the LocalRunner testEnv made, for a test
+// to tune.
+func localRunner(env Env) *mapreduce.LocalRunner { return env.Runner.(*mapreduce.LocalRunner) }

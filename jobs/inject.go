@@ -292,7 +292,7 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 
 // seedFiles expands the seed arguments: files as given, directories to
 // their files in name order.
-func seedFiles(res *storage.Resolver, args []string) ([]string, error) {
+func seedFiles(res mapreduce.Resolver, args []string) ([]string, error) {
 	var out []string
 	for _, a := range args {
 		fsys, p, err := res.Resolve(a)

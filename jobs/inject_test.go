@@ -202,7 +202,7 @@ func TestInjectFailureKeepsCrawlDB(t *testing.T) {
 func logTo(env Env, buf *bytes.Buffer) Env {
 	log := slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	env.Log = log
-	r := *env.Runner
+	r := *localRunner(env)
 	r.Log = log
 	env.Runner = &r
 	return env

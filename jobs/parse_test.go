@@ -534,7 +534,7 @@ func TestParseStreamingEqualsLocal(t *testing.T) {
 	run := func(streaming bool) parseOutputs {
 		env := testEnv(t)
 		if streaming {
-			env.Execute = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		var fs []segment.Fetch
 		var cs []segment.Content
@@ -594,7 +594,8 @@ func BenchmarkParseJob(b *testing.B) {
 		total += int64(len(body))
 	}
 	env := testEnv(b)
-	env.Runner.Parallelism, env.Runner.MemoryBudget = 0, 0
+	lr := localRunner(env)
+	lr.Parallelism, lr.MemoryBudget = 0, 0
 	seg := filepath.Join(env.Crawl, "segments", "20260101000000")
 	writeSegmentStage(b, seg, segment.DirFetch, fs)
 	writeSegmentStage(b, seg, segment.DirContent, cs)

@@ -16,7 +16,6 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
-	"github.com/trawl/trawl/storage"
 )
 
 // streamingExecutor runs each engine job as Hadoop Streaming would: the job
@@ -24,11 +23,16 @@ import (
 // tasks read split manifests, their output lines are sorted as bytes
 // (LC_ALL=C sort) and split by partition, each reduce task writes its parts
 // into its own work directory, and PublishStreaming commits them.
-func streamingExecutor(t *testing.T, res *storage.Resolver, work string) Executor {
+func streamingExecutor(t *testing.T, res mapreduce.Resolver, work string) mapreduce.Runner {
 	reg := Registry()
 	n := 0
-	return func(ctx context.Context, name string, conf map[string]string, _ mapreduce.Runnable) (*mapreduce.Result, error) {
+	return mapreduce.RunnerFunc(func(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Result, error) {
 		n++
+		name := spec.JobName()
+		conf, err := mapreduce.SpecConf(spec)
+		if err != nil {
+			return nil, err
+		}
 		build, ok := reg[name]
 		if !ok {
 			return nil, fmt.Errorf("job %s is not in the Registry", name)
@@ -43,10 +47,11 @@ func streamingExecutor(t *testing.T, res *storage.Resolver, work string) Executo
 		if err != nil {
 			return nil, err
 		}
-		reduces, _ := strconv.Atoi(conf[confNumReduce])
-		if reduces == 0 {
-			reduces = 1
+		info, err := mapreduce.Describe(job)
+		if err != nil {
+			return nil, err
 		}
+		reduces := max(info.Reduces, 1)
 		counters := &mapreduce.Counters{}
 		environ := func(part int, attempt, outDir string) func(string) string {
 			return func(k string) string {
@@ -117,7 +122,7 @@ func streamingExecutor(t *testing.T, res *storage.Resolver, work string) Executo
 			return nil, err
 		}
 		return &mapreduce.Result{Counters: counters}, nil
-	}
+	})
 }
 
 // TestRegistryStreamingEqualsLocal runs a round (inject, generate with topN
@@ -138,7 +143,7 @@ func TestRegistryStreamingEqualsLocal(t *testing.T) {
 	run := func(streaming bool) outcome {
 		env := testEnv(t)
 		if streaming {
-			env.Execute = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		p := filepath.Join(t.TempDir(), "seeds.txt")
 		writeFile(t, p, seeds.String())

@@ -175,7 +175,7 @@ func TestUpdateDBManySegments(t *testing.T) {
 	var dbs []map[string]crawldb.Datum
 	for run := 0; run < 2; run++ {
 		env := testEnv(t)
-		env.Runner.Parallelism = 1 + run*3
+		localRunner(env).Parallelism = 1 + run*3
 		env.DBParts = 1 + run*4
 		segs := writeManySegments(t, env, now)
 		res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: segs, Now: now, Schedule: defaultSched})

@@ -134,6 +134,10 @@ type Task struct {
 	Attempt int
 	// Log is the task's logger.
 	Log *slog.Logger
+	// Storage resolves URIs as the engine running the task does, for a
+	// function that reads a side file (as a Hadoop task reaches its
+	// FileSystem through its configuration).
+	Storage Resolver
 	// State is the job's own state for the task, for its functions to
 	// share without a map keyed by task: the engine sets it to nil before
 	// a map split's MapSetup and before a reduce task's first group of

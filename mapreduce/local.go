@@ -203,7 +203,7 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 	prog := newProgress(r.Progress, r.ProgressInterval, log, name, r.progressBar)
 	defer prog.stop()
 
-	tr := &taskRunner{ctx: ctx, cancel: cancel, job: name, log: log, attempts: attempts, par: par, counters: counters}
+	tr := &taskRunner{ctx: ctx, cancel: cancel, job: name, log: log, res: resolver, attempts: attempts, par: par, counters: counters}
 
 	// Map phase.
 	mapRuns := make([][]run, len(splits))
@@ -404,6 +404,7 @@ type taskRunner struct {
 	cancel   context.CancelFunc
 	job      string
 	log      *slog.Logger
+	res      Resolver
 	attempts int
 	par      int
 	counters *Counters
@@ -450,7 +451,7 @@ func (tr *taskRunner) task(kind string, i int, fn func(t *Task, c *Counters, i i
 		c := &Counters{}
 		actx, acancel := context.WithCancel(tr.ctx)
 		t := &Task{Ctx: actx, Job: tr.job, ID: id, Partition: i, Attempt: a,
-			Log: tr.log.With("task", id, "attempt", a), counters: c}
+			Log: tr.log.With("task", id, "attempt", a), Storage: tr.res, counters: c}
 		err = attemptSafely(t, func() error { return fn(t, c, i) })
 		acancel()
 		if err == nil {

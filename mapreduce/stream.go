@@ -224,7 +224,7 @@ func RunStreamingTask(ctx context.Context, reg Registry, phase string, env func(
 	}
 	c := &Counters{}
 	t := &Task{Ctx: ctx, Job: name, ID: id, Partition: part, Attempt: attempt,
-		Log: slogTo(stderr).With("job", name, "task", id), counters: c}
+		Log: slogTo(stderr).With("job", name, "task", id), Storage: o.res, counters: c}
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("streaming task %s %s: panic: %v", name, id, p)

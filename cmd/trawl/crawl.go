@@ -21,6 +21,7 @@ import (
 	"github.com/trawl/trawl/config"
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/simweb"
 	"github.com/trawl/trawl/storage"
 )
@@ -205,9 +206,11 @@ func (s *session) crawlCmd(c *cli.Context) error {
 	// The round summaries replace the engine's progress bars and counter
 	// tables (a dozen jobs' worth per round), unless debugging.
 	if !s.log.Enabled(c.Context, slog.LevelDebug) {
-		r := *env.Runner
-		r.Progress = nil
-		env.Runner = &r
+		if lr, ok := env.Runner.(*mapreduce.LocalRunner); ok {
+			r := *lr
+			r.Progress = nil
+			env.Runner = &r
+		}
 	}
 
 	if u := c.String("clock-url"); u != "" {

@@ -70,10 +70,8 @@ func (s *session) jobsEnv(c *cli.Context) (jobs.Env, error) {
 		return jobs.Env{}, usageErrorf("%s must be >= 0, not %d", config.CrawlDBParts, parts)
 	}
 	env := jobs.Env{
-		Storage:    s.resolver,
+		Engine:     mapreduce.Engine{Storage: s.resolver, Runner: r, Log: s.log},
 		Crawl:      s.crawl(),
-		Runner:     r,
-		Log:        s.log,
 		LockMaxAge: maxAge,
 		ForceLock:  c.Bool("force"),
 		DBParts:    parts,
@@ -90,7 +88,7 @@ func (s *session) jobsEnv(c *cli.Context) (jobs.Env, error) {
 	if err != nil {
 		return jobs.Env{}, err
 	}
-	env.Execute = sub.Execute
+	env.Runner = sub
 	// The tasks run on other machines: the crawl's paths must mean the
 	// same there.
 	if !storage.IsURI(env.Crawl) {

@@ -12,6 +12,7 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/dbscan"
 	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/storage"
 )
 
@@ -66,7 +67,7 @@ type clusterRow struct {
 }
 
 func (s *session) readdbClusters(c *cli.Context) error {
-	env := jobs.Env{Storage: s.resolver, Crawl: s.crawl()}
+	env := jobs.Env{Engine: mapreduce.Engine{Storage: s.resolver}, Crawl: s.crawl()}
 	names, err := jobs.ClusterResults(env)
 	if err != nil {
 		return fmt.Errorf("readdb clusters: %w", err)
