@@ -1,13 +1,22 @@
 // Package hadoop runs trawl's engine jobs on a Hadoop cluster, as Hadoop
-// Streaming jobs of the trawl binary: Submitter.Execute is a jobs.Executor
-// (and a dbscan.Executor), which `trawl --engine hadoop` puts in the jobs'
-// Env so that every engine job of every driver is submitted this way. The
-// drivers themselves (locks, CrawlDB installs, segment states) still run
-// in the trawl process that submits.
+// Streaming jobs of the trawl binary:
+//
+//	loc, err := hadoop.Locate(os.Getenv, exec.LookPath, "")
+//	s := &hadoop.Submitter{Hadoop: loc.Hadoop, StreamingJar: loc.StreamingJar, Storage: resolver}
+//	eng := mapreduce.Engine{Storage: resolver, Runner: s}
+//	result, err := eng.Run(ctx, spec) // or s.Run(ctx, spec)
+//
+// A Submitter is a mapreduce.Runner, which `trawl --engine hadoop` puts in
+// the jobs' mapreduce.Engine so that every engine job of every driver is
+// submitted this way. The drivers themselves
+// (locks, CrawlDB installs, segment states) still run in the trawl
+// process that submits.
 //
 // # Submission
 //
-// For each job, Execute:
+// For each job spec, Run sends the spec's JSON to the tasks in the job's
+// configuration (mapreduce.SpecConf), from which each task decodes the
+// spec through the registry of `trawl task` and builds the same job, and:
 //
 //  1. lists the job's map splits (mapreduce.Splits) and writes the
 //     manifest, one line per split, through the job's storage.FS to a
@@ -63,21 +72,19 @@
 // each task's working directory, never by a local path. Everything else
 // comes from the job configuration, which Streaming exports to the task
 // as environment variables (dots and other characters becoming '_'):
-// trawl_job_name and trawl_job_conf (the engine job's name and Conf, from
-// which `trawl task` rebuilds the job through the registry),
-// trawl_engine_memory and trawl_task_tempDir (the task's sort buffer and
-// spill directory; the task sets its Go memory limit from the former),
-// trawl_task_user (the HDFS user of the submitter, so that tasks read and
-// write HDFS as that user under simple authentication), and Hadoop's own
-// (mapreduce_task_partition,
-// mapreduce_task_attempt_id, mapreduce_task_output_dir). trawl does not set
-// mapreduce.map.env or mapreduce.reduce.env (they would replace the
-// cluster's, which often carry HADOOP_MAPRED_HOME) unless Submitter.TaskEnv
-// asks for it. Nothing else
-// comes from the submitter's environment, working directory or config
-// file. Every path in a job's
-// Conf must mean the same on the nodes (hdfs:// URIs, or a file system
-// mounted at the same path on every node).
+// trawl_job_name and trawl_job_conf (the engine job's name and Conf, the
+// mapreduce.SpecConf of its spec, from which `trawl task` rebuilds the job
+// through the registry), trawl_engine_memory and trawl_task_tempDir (the task's sort
+// buffer and spill directory; the task sets its Go memory limit from the
+// former), trawl_task_user (the HDFS user of the submitter, so that tasks
+// read and write HDFS as that user under simple authentication), and
+// Hadoop's own (mapreduce_task_partition, mapreduce_task_attempt_id,
+// mapreduce_task_output_dir). trawl does not set mapreduce.map.env or
+// mapreduce.reduce.env (they would replace the cluster's, which often
+// carry HADOOP_MAPRED_HOME) unless Submitter.TaskEnv asks for it. Nothing
+// else comes from the submitter's environment, working directory or
+// config file. Every path in a job's spec must mean the same on the nodes
+// (hdfs:// URIs, or a file system mounted at the same path on every node).
 //
 // # Progress and counters
 //
@@ -112,7 +119,7 @@
 //
 // # Dry run
 //
-// With Submitter.DryRun set, Execute prints the command it would run
+// With Submitter.DryRun set, Run prints the command it would run
 // (shell-quoted, one line; the manifest it names is not written) and
 // returns ErrDryRun: a driver stops at its first job, since the next ones
 // depend on its result.

@@ -126,26 +126,47 @@ func (m *Monitor) Line(line string) []EventKind {
 		m.tail = m.tail[1:]
 	}
 	isLog := reLogLine.MatchString(line)
-	// Lines that continue a failed attempt's diagnostics or a failure
-	// reason (no log prefix).
-	if !isLog {
-		if m.diagOf >= 0 && strings.TrimSpace(line) != "" {
-			f := &m.Failures[m.diagOf]
-			if len(f.Diagnostics) < 40 {
-				f.Diagnostics = append(f.Diagnostics, line)
-			}
-			return ev
-		}
-		if m.reasonMore && strings.TrimSpace(line) != "" {
-			m.Reason += "; " + strings.TrimSpace(line)
-			return ev
-		}
+	if !isLog && m.continuation(line) {
+		return ev
 	}
 	m.diagOf, m.reasonMore = -1, false
 	if strings.Contains(line, " ERROR ") || strings.HasPrefix(line, "Streaming Command Failed!") ||
 		strings.HasPrefix(line, "Exception in thread") || (!isLog && strings.Contains(line, "Exception: ")) {
 		m.Errors = append(m.Errors, strings.TrimSpace(line))
 	}
+	ev = m.submissionLine(line, ev)
+	ev = m.taskLine(line, ev)
+	ev = m.endLine(line, ev)
+	if reCounters.MatchString(line) {
+		m.inCounters, m.group = true, ""
+		m.Counters = map[string]map[string]int64{}
+	}
+	return ev
+}
+
+// continuation reads a line without a log prefix that continues a failed
+// attempt's diagnostics or a failure reason, and says whether it was one.
+func (m *Monitor) continuation(line string) bool {
+	if strings.TrimSpace(line) == "" {
+		return false
+	}
+	if m.diagOf >= 0 {
+		f := &m.Failures[m.diagOf]
+		if len(f.Diagnostics) < 40 {
+			f.Diagnostics = append(f.Diagnostics, line)
+		}
+		return true
+	}
+	if m.reasonMore {
+		m.Reason += "; " + strings.TrimSpace(line)
+		return true
+	}
+	return false
+}
+
+// submissionLine reads the application and job ids and the tracking URL,
+// appending Submitted to ev once the job is known.
+func (m *Monitor) submissionLine(line string, ev []EventKind) []EventKind {
 	if s := reAppID.FindStringSubmatch(line); s != nil {
 		m.AppID = s[1]
 	}
@@ -161,6 +182,12 @@ func (m *Monitor) Line(line string) []EventKind {
 		m.submitted = true
 		ev = append(ev, Submitted)
 	}
+	return ev
+}
+
+// taskLine reads the map and reduce percentages (appending Progress to ev
+// when they change) and failed task attempts (AttemptFailed).
+func (m *Monitor) taskLine(line string, ev []EventKind) []EventKind {
 	if s := reProgress.FindStringSubmatch(line); s != nil {
 		mp, _ := strconv.Atoi(s[1])
 		rp, _ := strconv.Atoi(s[2])
@@ -174,6 +201,11 @@ func (m *Monitor) Line(line string) []EventKind {
 		m.diagOf = len(m.Failures) - 1
 		ev = append(ev, AttemptFailed)
 	}
+	return ev
+}
+
+// endLine reads the job's success or failure (appending Finished to ev).
+func (m *Monitor) endLine(line string, ev []EventKind) []EventKind {
 	if s := reDone.FindStringSubmatch(line); s != nil {
 		m.Succeeded, m.State = true, "SUCCEEDED"
 		if m.JobID == "" {
@@ -188,10 +220,6 @@ func (m *Monitor) Line(line string) []EventKind {
 		}
 		m.reasonMore = true
 		ev = append(ev, Finished)
-	}
-	if reCounters.MatchString(line) {
-		m.inCounters, m.group = true, ""
-		m.Counters = map[string]map[string]int64{}
 	}
 	return ev
 }

@@ -21,13 +21,14 @@ import (
 	"github.com/trawl/trawl/storage"
 )
 
-// ErrDryRun is the error of Execute in a dry run, once it has printed the
+// ErrDryRun is the error of Run in a dry run, once it has printed the
 // job's command instead of running it.
 var ErrDryRun = errors.New("dry run: the job was not run")
 
 // Submitter runs engine jobs as Hadoop Streaming jobs of the trawl binary:
-// its Execute is a jobs.Executor (and a dbscan.Executor). The zero values
-// of its optional fields are usable.
+// it is a mapreduce.Runner, which `trawl --engine hadoop` puts in the
+// jobs' mapreduce.Engine. The zero values of its optional fields are
+// usable.
 type Submitter struct {
 	// Hadoop is the hadoop command and StreamingJar the streaming jar
 	// (see Locate).
@@ -86,7 +87,7 @@ type Submitter struct {
 	ProgressInterval time.Duration
 	// Log receives the submitter's logs; nil means slog.Default().
 	Log *slog.Logger
-	// DryRun, if set, makes Execute print each job's command (shell-
+	// DryRun, if set, makes Run print each job's command (shell-
 	// quoted, one line) to it and return ErrDryRun instead of running
 	// anything; DryRunNote, if set, is printed after it as a "# " comment.
 	DryRun     io.Writer
@@ -119,77 +120,110 @@ func (s *Submitter) Run(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Re
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", spec.JobName(), err)
 	}
-	return s.Execute(ctx, spec.JobName(), conf, job)
+	return s.execute(ctx, spec.JobName(), conf, job)
 }
 
-// Execute runs one engine job as a Hadoop Streaming job and publishes its
-// outputs (see the package doc). name and conf are the job's Name and
-// Conf, from which the tasks rebuild it.
-func (s *Submitter) Execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-	start := time.Now()
-	if s.Storage == nil {
-		return nil, errors.New("hadoop engine: no storage resolver")
+// submission is one engine job on its way to Hadoop.
+type submission struct {
+	name     string
+	conf     map[string]string // the job's Conf, from which the tasks rebuild it
+	job      mapreduce.Runnable
+	info     mapreduce.JobInfo
+	log      *slog.Logger
+	start    time.Time
+	counters *mapreduce.Counters
+}
+
+// execute runs one engine job as a Hadoop Streaming job and publishes its
+// outputs (see the package doc): it checks the job, lists its splits, and
+// submits it, or publishes empty outputs if it has no input. name and
+// conf are the job's Name and Conf, from which the tasks rebuild it.
+func (s *Submitter) execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
+	sub := &submission{name: name, conf: conf, job: job, start: time.Now(), counters: &mapreduce.Counters{}}
+	if err := s.check(sub); err != nil {
+		return nil, err
 	}
-	info, err := mapreduce.Describe(job)
-	if err != nil {
-		return nil, fmt.Errorf("hadoop engine: %w", err)
-	}
-	if info.Name != name {
-		return nil, fmt.Errorf("hadoop engine: job %q submitted as %q", info.Name, name)
-	}
-	log := s.log().With("job", name)
-	for _, u := range append(append([]string(nil), info.Inputs...), info.Outputs...) {
-		if _, err := hadoopURI(u); err != nil {
-			return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
-		}
-	}
-	if n := len(mapreduce.EncodeConf(conf)); n > maxConfBytes {
-		return nil, fmt.Errorf("hadoop engine: job %s: its configuration takes %d bytes encoded, more than the %d a task's environment variable can hold", name, n, maxConfBytes)
-	}
-	if err := CheckProperties(s.Properties); err != nil {
-		return nil, fmt.Errorf("hadoop engine: %w", err)
-	}
-	if err := CheckTaskEnv(s.TaskEnv); err != nil {
-		return nil, fmt.Errorf("hadoop engine: %w", err)
-	}
-	// As on the local engine, an existing output fails the job before
-	// any work.
-	for _, o := range info.Outputs {
-		fsys, p, err := s.Storage.Resolve(o)
-		if err != nil {
-			return nil, fmt.Errorf("hadoop engine: job %s: output %s: %w", name, o, err)
-		}
-		if ok, err := storage.Exists(fsys, p); err != nil {
-			return nil, fmt.Errorf("hadoop engine: job %s: output %s: %w", name, o, err)
-		} else if ok {
-			return nil, fmt.Errorf("hadoop engine: job %s: output %s already exists; remove it or choose another output", name, o)
-		}
-	}
+	sub.log = s.log().With("job", name)
 	splits, err := mapreduce.Splits(ctx, s.Storage, job)
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: %w", err)
 	}
-	counters := &mapreduce.Counters{}
-	counters.Add("trawl", "map_tasks", int64(len(splits)))
+	sub.counters.Add("trawl", "map_tasks", int64(len(splits)))
 	if len(splits) == 0 {
-		// No map task: the outputs are empty, as on the local engine;
-		// no cluster is needed for that.
-		if s.DryRun != nil {
-			fmt.Fprintf(s.DryRun, "# job %s has no input: it publishes empty outputs without a Hadoop job\n", name)
-			return nil, ErrDryRun
-		}
-		if err := mapreduce.PublishStreaming(ctx, s.Storage, job, nil, counters); err != nil {
-			return nil, fmt.Errorf("hadoop engine: %w", err)
-		}
-		log.Info("no input: published empty outputs without a Hadoop job")
-		return &mapreduce.Result{Counters: counters, Outputs: info.Outputs, Duration: time.Since(start)}, nil
+		return s.publishEmpty(ctx, sub)
 	}
+	return s.submit(ctx, sub, splits)
+}
 
-	st, err := s.newStaging(info)
+// check checks a job before any work: its name, that every URI means
+// something on the nodes, that its configuration fits a task's
+// environment, the Submitter's properties and task environment, and that
+// no output exists (as on the local engine). It sets sub.info.
+func (s *Submitter) check(sub *submission) error {
+	name := sub.name
+	if s.Storage == nil {
+		return errors.New("hadoop engine: no storage resolver")
+	}
+	info, err := mapreduce.Describe(sub.job)
+	if err != nil {
+		return fmt.Errorf("hadoop engine: %w", err)
+	}
+	if info.Name != name {
+		return fmt.Errorf("hadoop engine: job %q submitted as %q", info.Name, name)
+	}
+	sub.info = info
+	for _, u := range append(append([]string(nil), info.Inputs...), info.Outputs...) {
+		if _, err := hadoopURI(u); err != nil {
+			return fmt.Errorf("hadoop engine: job %s: %w", name, err)
+		}
+	}
+	if n := len(mapreduce.EncodeConf(sub.conf)); n > maxConfBytes {
+		return fmt.Errorf("hadoop engine: job %s: its configuration takes %d bytes encoded, more than the %d a task's environment variable can hold", name, n, maxConfBytes)
+	}
+	if err := CheckProperties(s.Properties); err != nil {
+		return fmt.Errorf("hadoop engine: %w", err)
+	}
+	if err := CheckTaskEnv(s.TaskEnv); err != nil {
+		return fmt.Errorf("hadoop engine: %w", err)
+	}
+	for _, o := range info.Outputs {
+		fsys, p, err := s.Storage.Resolve(o)
+		if err != nil {
+			return fmt.Errorf("hadoop engine: job %s: output %s: %w", name, o, err)
+		}
+		if ok, err := storage.Exists(fsys, p); err != nil {
+			return fmt.Errorf("hadoop engine: job %s: output %s: %w", name, o, err)
+		} else if ok {
+			return fmt.Errorf("hadoop engine: job %s: output %s already exists; remove it or choose another output", name, o)
+		}
+	}
+	return nil
+}
+
+// publishEmpty publishes the empty outputs of a job without map tasks, as
+// on the local engine; no cluster is needed for that.
+func (s *Submitter) publishEmpty(ctx context.Context, sub *submission) (*mapreduce.Result, error) {
+	if s.DryRun != nil {
+		fmt.Fprintf(s.DryRun, "# job %s has no input: it publishes empty outputs without a Hadoop job\n", sub.name)
+		return nil, ErrDryRun
+	}
+	if err := mapreduce.PublishStreaming(ctx, s.Storage, sub.job, nil, sub.counters); err != nil {
+		return nil, fmt.Errorf("hadoop engine: %w", err)
+	}
+	sub.log.Info("no input: published empty outputs without a Hadoop job")
+	return &mapreduce.Result{Counters: sub.counters, Outputs: sub.info.Outputs, Duration: time.Since(sub.start)}, nil
+}
+
+// submit stages the job (its split manifest), runs the hadoop command
+// (or, in a dry run, prints it), and publishes the outputs the tasks
+// wrote; the staging directory is removed either way.
+func (s *Submitter) submit(ctx context.Context, sub *submission, splits []string) (*mapreduce.Result, error) {
+	name, log := sub.name, sub.log
+	st, err := s.newStaging(sub.info)
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
 	}
-	spec, err := s.spec(info, conf, st)
+	spec, err := s.spec(sub.info, sub.conf, st)
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
 	}
@@ -210,21 +244,21 @@ func (s *Submitter) Execute(ctx context.Context, name string, conf map[string]st
 	if err := st.writeManifest(splits); err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
 	}
-	log.Info("submitting to hadoop", "map_tasks", len(splits), "reducers", spec.Reducers, "partitions", info.Reduces,
+	log.Info("submitting to hadoop", "map_tasks", len(splits), "reducers", spec.Reducers, "partitions", sub.info.Reduces,
 		"command", ShellJoin(argv[:min(len(argv), 2)])+" ...")
 	log.Debug("hadoop command", "argv", ShellJoin(argv))
 	mon, err := s.run(ctx, argv, log)
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
 	}
-	jobCounters(mon.Counters, name, counters)
-	if err := mapreduce.PublishStreaming(ctx, s.Storage, job, []string{st.output}, counters); err != nil {
+	jobCounters(mon.Counters, name, sub.counters)
+	if err := mapreduce.PublishStreaming(ctx, s.Storage, sub.job, []string{st.output}, sub.counters); err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s (hadoop job %s): publish: %w", name, mon.JobID, err)
 	}
-	dur := time.Since(start)
+	dur := time.Since(sub.start)
 	log.Info("hadoop job done", "hadoop_job", mon.JobID, "duration", dur.Round(time.Millisecond),
-		"outputs", strings.Join(info.Outputs, ","))
-	return &mapreduce.Result{Counters: counters, Outputs: info.Outputs, Duration: dur}, nil
+		"outputs", strings.Join(sub.info.Outputs, ","))
+	return &mapreduce.Result{Counters: sub.counters, Outputs: sub.info.Outputs, Duration: dur}, nil
 }
 
 // spec is the submission of a job staged in st.
@@ -407,6 +441,40 @@ func (s *Submitter) run(ctx context.Context, argv []string, log *slog.Logger) (*
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = s.Env
 	setProcessGroup(cmd)
+	lines, err := startLines(cmd)
+	if err != nil {
+		return nil, err
+	}
+	mon := NewMonitor()
+	var mu sync.Mutex // guards mon.JobID for the killer
+	done := make(chan struct{})
+	killed := s.killOnCancel(ctx, cmd, func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return mon.JobID
+	}, done, log)
+
+	rep := newReporter(log, s.ProgressInterval)
+	for l := range lines {
+		log.Debug("hadoop", "line", l)
+		mu.Lock()
+		evs := mon.Line(l)
+		mu.Unlock()
+		rep.report(mon, evs)
+	}
+	rep.report(mon, mon.End())
+	werr := cmd.Wait()
+	close(done)
+	if <-killed {
+		return mon, fmt.Errorf("cancelled; hadoop job %s killed: %w", orNone(mon.JobID), ctx.Err())
+	}
+	return mon, exitErr(mon, werr, log)
+}
+
+// startLines starts cmd and returns the lines of its stdout and stderr,
+// interleaved, without their newlines; the channel is closed when both
+// reach their end.
+func startLines(cmd *exec.Cmd) (<-chan string, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -416,7 +484,7 @@ func (s *Submitter) run(ctx context.Context, argv []string, log *slog.Logger) (*
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Args[0], err)
 	}
 	lines := make(chan string, 64)
 	var readers sync.WaitGroup
@@ -440,55 +508,44 @@ func (s *Submitter) run(ctx context.Context, argv []string, log *slog.Logger) (*
 		readers.Wait()
 		close(lines)
 	}()
+	return lines, nil
+}
 
-	mon := NewMonitor()
-	var mu sync.Mutex // guards mon.JobID for the killer
-	done := make(chan struct{})
-	killerDone := make(chan struct{})
-	wasKilled := false
+// killOnCancel kills the submission (see kill; jobID gives the job's id
+// as far as it is known) if ctx is cancelled before done is closed. The
+// channel it returns receives whether it did, once that is settled.
+func (s *Submitter) killOnCancel(ctx context.Context, cmd *exec.Cmd, jobID func() string, done <-chan struct{}, log *slog.Logger) <-chan bool {
+	killed := make(chan bool, 1)
 	go func() {
-		defer close(killerDone)
 		select {
 		case <-done:
+			killed <- false
 			return
 		case <-ctx.Done():
 		}
-		mu.Lock()
-		id := mon.JobID
-		mu.Unlock()
-		s.kill(cmd, id, log)
-		wasKilled = true
+		s.kill(cmd, jobID(), log)
+		killed <- true
 	}()
+	return killed
+}
 
-	rep := newReporter(log, s.ProgressInterval)
-	for l := range lines {
-		log.Debug("hadoop", "line", l)
-		mu.Lock()
-		evs := mon.Line(l)
-		mu.Unlock()
-		rep.report(mon, evs)
-	}
-	rep.report(mon, mon.End())
-	werr := cmd.Wait()
-	close(done)
-	<-killerDone
-	if wasKilled {
-		return mon, fmt.Errorf("cancelled; hadoop job %s killed: %w", orNone(mon.JobID), ctx.Err())
-	}
+// exitErr is the error of a hadoop command that ended by itself with
+// werr (cmd.Wait's): its exit status explained by mon, or no counters.
+func exitErr(mon *Monitor, werr error, log *slog.Logger) error {
 	if werr != nil {
 		var ee *exec.ExitError
 		if errors.As(werr, &ee) {
-			return mon, mon.Err(ee.ExitCode())
+			return mon.Err(ee.ExitCode())
 		}
-		return mon, fmt.Errorf("hadoop jar: %w", werr)
+		return fmt.Errorf("hadoop jar: %w", werr)
 	}
 	if mon.JobID != "" && !mon.Succeeded {
 		log.Warn("hadoop jar exited 0 without saying the job completed successfully", "hadoop_job", mon.JobID)
 	}
 	if mon.Counters == nil {
-		return mon, fmt.Errorf("hadoop job %s: hadoop jar printed no counters", orNone(mon.JobID))
+		return fmt.Errorf("hadoop job %s: hadoop jar printed no counters", orNone(mon.JobID))
 	}
-	return mon, nil
+	return nil
 }
 
 func orNone(id string) string {

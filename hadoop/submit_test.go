@@ -87,27 +87,65 @@ type Count struct {
 	N    int64  `parquet:"n"`
 }
 
-func testRegistry() mapreduce.Registry {
-	return mapreduce.Registry{
-		"wc":   func(c map[string]string) (mapreduce.Runnable, error) { return wcJob(c), nil },
-		"fox":  func(c map[string]string) (mapreduce.Runnable, error) { return foxJob(c), nil },
-		"slow": func(c map[string]string) (mapreduce.Runnable, error) { return slowJob(c), nil },
-		"fail": func(c map[string]string) (mapreduce.Runnable, error) {
-			j := foxJob(c)
-			j.Name = "fail"
-			j.MapSetup = func(*mapreduce.Task) error { return errors.New("this task always fails") }
-			return j, nil
-		},
+// files are a test job's input and output.
+type files struct{ In, Out string }
+
+// The test jobs' specs: each is the job's files.
+type (
+	wcSpec   files
+	foxSpec  files
+	slowSpec files
+	failSpec files
+)
+
+func (wcSpec) JobName() string   { return "wc" }
+func (foxSpec) JobName() string  { return "fox" }
+func (slowSpec) JobName() string { return "slow" }
+func (failSpec) JobName() string { return "fail" }
+
+func (s wcSpec) Job() (mapreduce.Runnable, error)   { return wcJob(files(s)), nil }
+func (s foxSpec) Job() (mapreduce.Runnable, error)  { return foxJob(files(s)), nil }
+func (s slowSpec) Job() (mapreduce.Runnable, error) { return slowJob(files(s)), nil }
+
+func (s failSpec) Job() (mapreduce.Runnable, error) {
+	j := foxJob(files(s))
+	j.Name = "fail"
+	j.MapSetup = func(*mapreduce.Task) error { return errors.New("this task always fails") }
+	return j, nil
+}
+
+// testSpec is the spec of the test job name over f.
+func testSpec(name string, f files) mapreduce.Spec {
+	switch name {
+	case "wc":
+		return wcSpec(f)
+	case "fox":
+		return foxSpec(f)
+	case "slow":
+		return slowSpec(f)
+	case "fail":
+		return failSpec(f)
 	}
+	panic("no test job " + name)
+}
+
+// testRegistry is the registry of the test binary's task entry.
+func testRegistry() mapreduce.Registry {
+	r := mapreduce.Registry{}
+	mapreduce.Register[wcSpec](r)
+	mapreduce.Register[foxSpec](r)
+	mapreduce.Register[slowSpec](r)
+	mapreduce.Register[failSpec](r)
+	return r
 }
 
 // wcJob counts words in 5 partitions, and each split's docs from its
 // MapCleanup.
-func wcJob(c map[string]string) *mapreduce.Job[int64, Count] {
+func wcJob(c files) *mapreduce.Job[int64, Count] {
 	return &mapreduce.Job[int64, Count]{
-		Name: "wc", Conf: c, NumReduce: 5,
+		Name: "wc", NumReduce: 5,
 		MapSetup: func(t *mapreduce.Task) error { t.State = new(int64); return nil },
-		Inputs: []mapreduce.Input[int64]{mapreduce.From(c["in"], func(t *mapreduce.Task, d Doc, emit mapreduce.Emit[int64]) error {
+		Inputs: []mapreduce.Input[int64]{mapreduce.From(c.In, func(t *mapreduce.Task, d Doc, emit mapreduce.Emit[int64]) error {
 			*t.State.(*int64)++
 			for _, w := range strings.Fields(d.Text) {
 				emit(w, 1)
@@ -127,27 +165,27 @@ func wcJob(c map[string]string) *mapreduce.Job[int64, Count] {
 			out(c)
 			return nil
 		},
-		Outputs: []mapreduce.Output[Count]{mapreduce.Write[Count](c["out"])},
+		Outputs: []mapreduce.Output[Count]{mapreduce.Write[Count](c.Out)},
 	}
 }
 
 // foxJob keeps the docs that mention a fox (map-only).
-func foxJob(c map[string]string) *mapreduce.Job[Doc, Doc] {
+func foxJob(c files) *mapreduce.Job[Doc, Doc] {
 	return &mapreduce.Job[Doc, Doc]{
-		Name: "fox", Conf: c, MapOnly: true,
-		Inputs: []mapreduce.Input[Doc]{mapreduce.From(c["in"], func(t *mapreduce.Task, d Doc, emit mapreduce.Emit[Doc]) error {
+		Name: "fox", MapOnly: true,
+		Inputs: []mapreduce.Input[Doc]{mapreduce.From(c.In, func(t *mapreduce.Task, d Doc, emit mapreduce.Emit[Doc]) error {
 			if strings.Contains(d.Text, "fox") {
 				emit("", d)
 				t.Count("foxes", 1)
 			}
 			return nil
 		}, mapreduce.SplitRowGroups(1))},
-		Outputs: []mapreduce.Output[Doc]{mapreduce.Write[Doc](c["out"])},
+		Outputs: []mapreduce.Output[Doc]{mapreduce.Write[Doc](c.Out)},
 	}
 }
 
 // slowJob's tasks never end by themselves.
-func slowJob(c map[string]string) *mapreduce.Job[Doc, Doc] {
+func slowJob(c files) *mapreduce.Job[Doc, Doc] {
 	j := foxJob(c)
 	j.Name = "slow"
 	j.MapSetup = func(t *mapreduce.Task) error {
@@ -246,17 +284,14 @@ func sameParts(t *testing.T, a, b string) {
 	}
 }
 
-// run runs a test job on the local runner or through s.
-func run(t *testing.T, s *Submitter, name string, conf map[string]string) (*mapreduce.Result, error) {
+// run runs the test job name over f on the local runner, or through s.
+func run(t *testing.T, s *Submitter, name string, f files) (*mapreduce.Result, error) {
 	t.Helper()
-	job, err := testRegistry()[name](conf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r mapreduce.Runner = s
 	if s == nil {
-		return (&mapreduce.LocalRunner{TempDir: t.TempDir(), Parallelism: 2, Log: slog.New(slog.DiscardHandler)}).RunJob(context.Background(), job)
+		r = &mapreduce.LocalRunner{TempDir: t.TempDir(), Parallelism: 2, Log: slog.New(slog.DiscardHandler)}
 	}
-	return s.Execute(context.Background(), name, conf, job)
+	return r.Run(context.Background(), testSpec(name, f))
 }
 
 // noStaging checks that no _temporary is left beside an output.
@@ -275,8 +310,8 @@ func noStaging(t *testing.T, parent string) {
 func TestSubmitEqualsLocal(t *testing.T) {
 	dir := t.TempDir()
 	writeDocs(t, filepath.Join(dir, "docs"), 700, 3)
-	conf := func(job, kind string) map[string]string {
-		return map[string]string{"in": filepath.Join(dir, "docs"), "out": filepath.Join(dir, kind, job)}
+	conf := func(job, kind string) files {
+		return files{In: filepath.Join(dir, "docs"), Out: filepath.Join(dir, kind, job)}
 	}
 	for _, job := range []string{"wc", "fox"} {
 		local, err := run(t, nil, job, conf(job, "local"))
@@ -345,7 +380,7 @@ func TestSubmitFailure(t *testing.T) {
 	dir := t.TempDir()
 	writeDocs(t, filepath.Join(dir, "docs"), 100, 1)
 	var logs logBuffer
-	_, err := run(t, submitter(t, &logs), "fail", map[string]string{"in": filepath.Join(dir, "docs"), "out": filepath.Join(dir, "out", "fail")})
+	_, err := run(t, submitter(t, &logs), "fail", files{In: filepath.Join(dir, "docs"), Out: filepath.Join(dir, "out", "fail")})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -376,7 +411,7 @@ func TestSubmitOutputExists(t *testing.T) {
 	}
 	var logs logBuffer
 	inv := filepath.Join(dir, "inv.log")
-	_, err := run(t, submitter(t, &logs, "STREAMEMU_LOG="+inv), "fox", map[string]string{"in": filepath.Join(dir, "docs"), "out": out})
+	_, err := run(t, submitter(t, &logs, "STREAMEMU_LOG="+inv), "fox", files{In: filepath.Join(dir, "docs"), Out: out})
 	if err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("err %v", err)
 	}
@@ -385,19 +420,18 @@ func TestSubmitOutputExists(t *testing.T) {
 	}
 }
 
-// TestSubmitCancel cancels a running job: Execute returns at once, the
+// TestSubmitCancel cancels a running job: Run returns at once, the
 // job is killed, nothing is published.
 func TestSubmitCancel(t *testing.T) {
 	dir := t.TempDir()
 	writeDocs(t, filepath.Join(dir, "docs"), 100, 1)
 	var logs logBuffer
 	s := submitter(t, &logs)
-	conf := map[string]string{"in": filepath.Join(dir, "docs"), "out": filepath.Join(dir, "out", "slow")}
-	job, _ := testRegistry()["slow"](conf)
+	spec := slowSpec{In: filepath.Join(dir, "docs"), Out: filepath.Join(dir, "out", "slow")}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, err := s.Execute(ctx, "slow", conf, job)
+		_, err := s.Run(ctx, spec)
 		done <- err
 	}()
 	deadline := time.Now().Add(30 * time.Second)
@@ -416,7 +450,7 @@ func TestSubmitCancel(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("Execute did not return after the cancel")
+		t.Fatal("Run did not return after the cancel")
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("cancel took %v", d)
@@ -424,7 +458,7 @@ func TestSubmitCancel(t *testing.T) {
 	if !strings.Contains(logs.String(), "hadoop job killed") {
 		t.Errorf("the job was not killed with job -kill:\n%s", logs.String())
 	}
-	if _, err := os.Stat(conf["out"]); !os.IsNotExist(err) {
+	if _, err := os.Stat(spec.Out); !os.IsNotExist(err) {
 		t.Errorf("output published: %v", err)
 	}
 	noStaging(t, filepath.Join(dir, "out"))
@@ -439,7 +473,7 @@ func TestSubmitDryRun(t *testing.T) {
 	var out bytes.Buffer
 	s := submitter(t, &logs)
 	s.DryRun, s.DryRunNote = &out, "the next jobs depend on this one"
-	_, err := run(t, s, "wc", map[string]string{"in": filepath.Join(dir, "docs"), "out": filepath.Join(dir, "out", "wc")})
+	_, err := run(t, s, "wc", files{In: filepath.Join(dir, "docs"), Out: filepath.Join(dir, "out", "wc")})
 	if !errors.Is(err, ErrDryRun) {
 		t.Fatalf("err %v", err)
 	}
@@ -458,7 +492,7 @@ func TestSubmitDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = submitter(t, &logs, "STREAMEMU_LOG="+filepath.Join(dir, "inv.log"))
-	res, err := run(t, s, "fox", map[string]string{"in": empty, "out": filepath.Join(dir, "out", "fox")})
+	res, err := run(t, s, "fox", files{In: empty, Out: filepath.Join(dir, "out", "fox")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,13 +524,12 @@ func BenchmarkJobOverhead(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				conf := map[string]string{"in": filepath.Join(dir, "docs"), "out": filepath.Join(outs, fmt.Sprint(i))}
-				job, _ := testRegistry()["wc"](conf)
+				spec := wcSpec{In: filepath.Join(dir, "docs"), Out: filepath.Join(outs, fmt.Sprint(i))}
 				var err error
 				if s == nil {
-					_, err = (&mapreduce.LocalRunner{TempDir: dir, Parallelism: 2, Log: slog.New(slog.DiscardHandler)}).RunJob(context.Background(), job)
+					_, err = (&mapreduce.LocalRunner{TempDir: dir, Parallelism: 2, Log: slog.New(slog.DiscardHandler)}).Run(context.Background(), spec)
 				} else {
-					_, err = s.Execute(context.Background(), "wc", conf, job)
+					_, err = s.Run(context.Background(), spec)
 				}
 				if err != nil {
 					b.Fatal(err)

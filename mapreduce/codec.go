@@ -120,173 +120,232 @@ func (b *codecBuilder) encoder(t reflect.Type, where string) (encFunc, error) {
 	return f, nil
 }
 
+// buildEncoder builds the encoder of t (see Codec for the format); where
+// names t's place in the codec's type for errors.
 func (b *codecBuilder) buildEncoder(t reflect.Type, where string) (encFunc, error) {
 	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
-		return func(buf []byte, v reflect.Value) []byte {
-			m := v.Interface().(ShuffleMarshaler)
-			// Reserve room for a one-byte length and fix up if longer.
-			start := len(buf)
-			buf = append(buf, 0)
-			buf = m.AppendShuffle(buf)
-			n := len(buf) - start - 1
-			if n < 0x80 {
-				buf[start] = byte(n)
-				return buf
-			}
-			var hdr [binary.MaxVarintLen64]byte
-			h := binary.PutUvarint(hdr[:], uint64(n))
-			buf = append(buf, hdr[:h-1]...)
-			copy(buf[start+h:], buf[start+1:start+1+n])
-			copy(buf[start:], hdr[:h])
-			return buf
-		}, nil
+		return encMarshaler, nil
 	}
 	if t == timeType {
 		return encTime, nil
 	}
+	if enc := scalarEncoder(t); enc != nil {
+		return enc, nil
+	}
+	switch t.Kind() {
+	case reflect.Slice:
+		if isByteSlice(t) {
+			return encBytes, nil
+		}
+		return b.sliceEncoder(t, where)
+	case reflect.Array:
+		return b.arrayEncoder(t, where)
+	case reflect.Map:
+		return b.mapEncoder(t, where)
+	case reflect.Pointer:
+		return b.pointerEncoder(t, where)
+	case reflect.Struct:
+		return b.structEncoder(t, where)
+	}
+	return nil, fmt.Errorf("shuffle codec: %s: type %v (kind %v) is not supported", where, t, t.Kind())
+}
+
+// isByteSlice reports whether t is a slice of bytes encoded as a whole
+// (its element type does not encode itself).
+func isByteSlice(t reflect.Type) bool {
+	return t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType)
+}
+
+// encMarshaler encodes a ShuffleMarshaler: a uvarint length and its bytes.
+func encMarshaler(buf []byte, v reflect.Value) []byte {
+	m := v.Interface().(ShuffleMarshaler)
+	// Reserve room for a one-byte length and fix up if longer.
+	start := len(buf)
+	buf = append(buf, 0)
+	buf = m.AppendShuffle(buf)
+	n := len(buf) - start - 1
+	if n < 0x80 {
+		buf[start] = byte(n)
+		return buf
+	}
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(n))
+	buf = append(buf, hdr[:h-1]...)
+	copy(buf[start+h:], buf[start+1:start+1+n])
+	copy(buf[start:], hdr[:h])
+	return buf
+}
+
+// scalarEncoder returns the encoder of a bool, number or string kind, or
+// nil for other kinds.
+func scalarEncoder(t reflect.Type) encFunc {
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(buf []byte, v reflect.Value) []byte {
-			if v.Bool() {
-				return append(buf, 1)
-			}
-			return append(buf, 0)
-		}, nil
+		return encBool
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(buf []byte, v reflect.Value) []byte { return binary.AppendVarint(buf, v.Int()) }, nil
+		return func(buf []byte, v reflect.Value) []byte { return binary.AppendVarint(buf, v.Int()) }
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(buf []byte, v reflect.Value) []byte { return binary.AppendUvarint(buf, v.Uint()) }, nil
+		return func(buf []byte, v reflect.Value) []byte { return binary.AppendUvarint(buf, v.Uint()) }
 	case reflect.Float32:
 		return func(buf []byte, v reflect.Value) []byte {
 			return binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(v.Float())))
-		}, nil
+		}
 	case reflect.Float64:
 		return func(buf []byte, v reflect.Value) []byte {
 			return binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
-		}, nil
+		}
 	case reflect.Complex64, reflect.Complex128:
-		return func(buf []byte, v reflect.Value) []byte {
-			c := v.Complex()
-			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(real(c)))
-			return binary.LittleEndian.AppendUint64(buf, math.Float64bits(imag(c)))
-		}, nil
+		return encComplex
 	case reflect.String:
-		return func(buf []byte, v reflect.Value) []byte {
-			s := v.String()
-			buf = binary.AppendUvarint(buf, uint64(len(s)))
-			return append(buf, s...)
-		}, nil
-	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType) {
-			return func(buf []byte, v reflect.Value) []byte {
-				if v.IsNil() {
-					return append(buf, 0)
-				}
-				s := v.Bytes()
-				buf = binary.AppendUvarint(buf, uint64(len(s))+1)
-				return append(buf, s...)
-			}, nil
-		}
-		elem, err := b.encoder(t.Elem(), where+"[]")
-		if err != nil {
-			return nil, err
-		}
-		return func(buf []byte, v reflect.Value) []byte {
-			if v.IsNil() {
-				return append(buf, 0)
-			}
-			n := v.Len()
-			buf = binary.AppendUvarint(buf, uint64(n)+1)
-			for i := 0; i < n; i++ {
-				buf = elem(buf, v.Index(i))
-			}
-			return buf
-		}, nil
-	case reflect.Array:
-		elem, err := b.encoder(t.Elem(), where+"[]")
-		if err != nil {
-			return nil, err
-		}
-		n := t.Len()
-		return func(buf []byte, v reflect.Value) []byte {
-			for i := 0; i < n; i++ {
-				buf = elem(buf, v.Index(i))
-			}
-			return buf
-		}, nil
-	case reflect.Map:
-		kenc, err := b.encoder(t.Key(), where+"[key]")
-		if err != nil {
-			return nil, err
-		}
-		venc, err := b.encoder(t.Elem(), where+"[value]")
-		if err != nil {
-			return nil, err
-		}
-		return func(buf []byte, v reflect.Value) []byte {
-			if v.IsNil() {
-				return append(buf, 0)
-			}
-			n := v.Len()
-			buf = binary.AppendUvarint(buf, uint64(n)+1)
-			if n == 0 {
-				return buf
-			}
-			// Encode entries into scratch space, then append them sorted
-			// by key bytes.
-			type ent struct{ k0, k1, v1 int }
-			var scratch []byte
-			ents := make([]ent, 0, n)
-			it := v.MapRange()
-			for it.Next() {
-				k0 := len(scratch)
-				scratch = kenc(scratch, it.Key())
-				k1 := len(scratch)
-				scratch = venc(scratch, it.Value())
-				ents = append(ents, ent{k0, k1, len(scratch)})
-			}
-			slices.SortFunc(ents, func(a, b ent) int {
-				return bytes.Compare(scratch[a.k0:a.k1], scratch[b.k0:b.k1])
-			})
-			for _, e := range ents {
-				buf = append(buf, scratch[e.k0:e.v1]...)
-			}
-			return buf
-		}, nil
-	case reflect.Pointer:
-		elem, err := b.encoder(t.Elem(), "*"+where)
-		if err != nil {
-			return nil, err
-		}
-		return func(buf []byte, v reflect.Value) []byte {
-			if v.IsNil() {
-				return append(buf, 0)
-			}
-			return elem(append(buf, 1), v.Elem())
-		}, nil
-	case reflect.Struct:
-		var idx []int
-		var encs []encFunc
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			e, err := b.encoder(f.Type, where+"."+f.Name)
-			if err != nil {
-				return nil, err
-			}
-			idx = append(idx, i)
-			encs = append(encs, e)
-		}
-		return func(buf []byte, v reflect.Value) []byte {
-			for j, i := range idx {
-				buf = encs[j](buf, v.Field(i))
-			}
-			return buf
-		}, nil
+		return encString
 	}
-	return nil, fmt.Errorf("shuffle codec: %s: type %v (kind %v) is not supported", where, t, t.Kind())
+	return nil
+}
+
+func encBool(buf []byte, v reflect.Value) []byte {
+	if v.Bool() {
+		return append(buf, 1)
+	}
+	return append(buf, 0)
+}
+
+func encComplex(buf []byte, v reflect.Value) []byte {
+	c := v.Complex()
+	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(real(c)))
+	return binary.LittleEndian.AppendUint64(buf, math.Float64bits(imag(c)))
+}
+
+func encString(buf []byte, v reflect.Value) []byte {
+	s := v.String()
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+// encBytes encodes a byte slice: 0 for nil, else its length+1 and its
+// bytes.
+func encBytes(buf []byte, v reflect.Value) []byte {
+	if v.IsNil() {
+		return append(buf, 0)
+	}
+	s := v.Bytes()
+	buf = binary.AppendUvarint(buf, uint64(len(s))+1)
+	return append(buf, s...)
+}
+
+// sliceEncoder encodes a slice: 0 for nil, else its length+1 and its
+// elements.
+func (b *codecBuilder) sliceEncoder(t reflect.Type, where string) (encFunc, error) {
+	elem, err := b.encoder(t.Elem(), where+"[]")
+	if err != nil {
+		return nil, err
+	}
+	return func(buf []byte, v reflect.Value) []byte {
+		if v.IsNil() {
+			return append(buf, 0)
+		}
+		n := v.Len()
+		buf = binary.AppendUvarint(buf, uint64(n)+1)
+		for i := 0; i < n; i++ {
+			buf = elem(buf, v.Index(i))
+		}
+		return buf
+	}, nil
+}
+
+// arrayEncoder encodes an array: its elements.
+func (b *codecBuilder) arrayEncoder(t reflect.Type, where string) (encFunc, error) {
+	elem, err := b.encoder(t.Elem(), where+"[]")
+	if err != nil {
+		return nil, err
+	}
+	n := t.Len()
+	return func(buf []byte, v reflect.Value) []byte {
+		for i := 0; i < n; i++ {
+			buf = elem(buf, v.Index(i))
+		}
+		return buf
+	}, nil
+}
+
+// mapEncoder encodes a map: 0 for nil, else its length+1 and its entries
+// sorted by the encoding of their keys.
+func (b *codecBuilder) mapEncoder(t reflect.Type, where string) (encFunc, error) {
+	kenc, err := b.encoder(t.Key(), where+"[key]")
+	if err != nil {
+		return nil, err
+	}
+	venc, err := b.encoder(t.Elem(), where+"[value]")
+	if err != nil {
+		return nil, err
+	}
+	return func(buf []byte, v reflect.Value) []byte {
+		if v.IsNil() {
+			return append(buf, 0)
+		}
+		n := v.Len()
+		buf = binary.AppendUvarint(buf, uint64(n)+1)
+		if n == 0 {
+			return buf
+		}
+		// Encode entries into scratch space, then append them sorted
+		// by key bytes.
+		type ent struct{ k0, k1, v1 int }
+		var scratch []byte
+		ents := make([]ent, 0, n)
+		it := v.MapRange()
+		for it.Next() {
+			k0 := len(scratch)
+			scratch = kenc(scratch, it.Key())
+			k1 := len(scratch)
+			scratch = venc(scratch, it.Value())
+			ents = append(ents, ent{k0, k1, len(scratch)})
+		}
+		slices.SortFunc(ents, func(a, b ent) int {
+			return bytes.Compare(scratch[a.k0:a.k1], scratch[b.k0:b.k1])
+		})
+		for _, e := range ents {
+			buf = append(buf, scratch[e.k0:e.v1]...)
+		}
+		return buf
+	}, nil
+}
+
+// pointerEncoder encodes a pointer: 0 for nil, else 1 and the element.
+func (b *codecBuilder) pointerEncoder(t reflect.Type, where string) (encFunc, error) {
+	elem, err := b.encoder(t.Elem(), "*"+where)
+	if err != nil {
+		return nil, err
+	}
+	return func(buf []byte, v reflect.Value) []byte {
+		if v.IsNil() {
+			return append(buf, 0)
+		}
+		return elem(append(buf, 1), v.Elem())
+	}, nil
+}
+
+// structEncoder encodes a struct: its exported fields in order.
+func (b *codecBuilder) structEncoder(t reflect.Type, where string) (encFunc, error) {
+	var idx []int
+	var encs []encFunc
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		e, err := b.encoder(f.Type, where+"."+f.Name)
+		if err != nil {
+			return nil, err
+		}
+		idx = append(idx, i)
+		encs = append(encs, e)
+	}
+	return func(buf []byte, v reflect.Value) []byte {
+		for j, i := range idx {
+			buf = encs[j](buf, v.Field(i))
+		}
+		return buf
+	}, nil
 }
 
 func encTime(buf []byte, v reflect.Value) []byte {
@@ -390,215 +449,268 @@ func (b *codecBuilder) decoder(t reflect.Type) (decFunc, error) {
 // unsupported types.
 func (b *codecBuilder) buildDecoder(t reflect.Type) decFunc {
 	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
-		return func(d *decoder, v reflect.Value) error {
-			n, err := d.uvarint()
-			if err != nil {
-				return err
-			}
-			data, err := d.bytes(n)
-			if err != nil {
-				return err
-			}
-			return v.Addr().Interface().(ShuffleUnmarshaler).UnmarshalShuffle(data)
-		}
+		return decMarshaler
 	}
 	if t == timeType {
 		return decTime
 	}
+	if dec := scalarDecoder(t); dec != nil {
+		return dec
+	}
 	switch t.Kind() {
-	case reflect.Bool:
-		return func(d *decoder, v reflect.Value) error {
-			c, err := d.byte1()
-			if err != nil {
-				return err
-			}
-			if c > 1 {
-				return fmt.Errorf("bad bool byte %d", c)
-			}
-			v.SetBool(c == 1)
-			return nil
-		}
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(d *decoder, v reflect.Value) error {
-			x, err := d.varint()
-			if err != nil {
-				return err
-			}
-			if v.OverflowInt(x) {
-				return fmt.Errorf("%d overflows %v", x, v.Type())
-			}
-			v.SetInt(x)
-			return nil
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(d *decoder, v reflect.Value) error {
-			x, err := d.uvarint()
-			if err != nil {
-				return err
-			}
-			if v.OverflowUint(x) {
-				return fmt.Errorf("%d overflows %v", x, v.Type())
-			}
-			v.SetUint(x)
-			return nil
-		}
-	case reflect.Float32:
-		return func(d *decoder, v reflect.Value) error {
-			s, err := d.bytes(4)
-			if err != nil {
-				return err
-			}
-			v.SetFloat(float64(math.Float32frombits(binary.LittleEndian.Uint32(s))))
-			return nil
-		}
-	case reflect.Float64:
-		return func(d *decoder, v reflect.Value) error {
-			s, err := d.bytes(8)
-			if err != nil {
-				return err
-			}
-			v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(s)))
-			return nil
-		}
-	case reflect.Complex64, reflect.Complex128:
-		return func(d *decoder, v reflect.Value) error {
-			s, err := d.bytes(16)
-			if err != nil {
-				return err
-			}
-			v.SetComplex(complex(math.Float64frombits(binary.LittleEndian.Uint64(s)), math.Float64frombits(binary.LittleEndian.Uint64(s[8:]))))
-			return nil
-		}
-	case reflect.String:
-		return func(d *decoder, v reflect.Value) error {
-			n, err := d.uvarint()
-			if err != nil {
-				return err
-			}
-			s, err := d.bytes(n)
-			if err != nil {
-				return err
-			}
-			v.SetString(string(s))
-			return nil
-		}
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType) {
-			return func(d *decoder, v reflect.Value) error {
-				n, isNil, err := d.count(1)
-				if err != nil || isNil {
-					return err
-				}
-				s, err := d.bytes(uint64(n))
-				if err != nil {
-					return err
-				}
-				cp := reflect.MakeSlice(t, n, n)
-				copy(cp.Bytes(), s)
-				v.Set(cp)
-				return nil
-			}
+		if isByteSlice(t) {
+			return bytesDecoder(t)
 		}
-		elem, _ := b.decoder(t.Elem())
-		return func(d *decoder, v reflect.Value) error {
-			n, isNil, err := d.count(0)
-			if err != nil || isNil {
-				return err
-			}
-			if n > len(d.b)-d.i && t.Elem().Size() > 0 {
-				// Every element takes at least one byte unless it is of
-				// zero size.
-				return fmt.Errorf("length %d exceeds the %d bytes left", n, len(d.b)-d.i)
-			}
-			s := reflect.MakeSlice(t, n, n)
-			for i := 0; i < n; i++ {
-				if err := elem(d, s.Index(i)); err != nil {
-					return err
-				}
-			}
-			v.Set(s)
-			return nil
-		}
+		return b.sliceDecoder(t)
 	case reflect.Array:
-		elem, _ := b.decoder(t.Elem())
-		n := t.Len()
-		return func(d *decoder, v reflect.Value) error {
-			for i := 0; i < n; i++ {
-				if err := elem(d, v.Index(i)); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+		return b.arrayDecoder(t)
 	case reflect.Map:
-		kdec, _ := b.decoder(t.Key())
-		vdec, _ := b.decoder(t.Elem())
-		return func(d *decoder, v reflect.Value) error {
-			n, isNil, err := d.count(1)
-			if err != nil || isNil {
-				return err
-			}
-			m := reflect.MakeMapWithSize(t, n)
-			k := reflect.New(t.Key()).Elem()
-			e := reflect.New(t.Elem()).Elem()
-			for i := 0; i < n; i++ {
-				k.SetZero()
-				e.SetZero()
-				if err := kdec(d, k); err != nil {
-					return err
-				}
-				if err := vdec(d, e); err != nil {
-					return err
-				}
-				m.SetMapIndex(k, e)
-			}
-			v.Set(m)
-			return nil
-		}
+		return b.mapDecoder(t)
 	case reflect.Pointer:
-		elem, _ := b.decoder(t.Elem())
-		return func(d *decoder, v reflect.Value) error {
-			c, err := d.byte1()
-			if err != nil {
-				return err
-			}
-			switch c {
-			case 0:
-				v.SetZero()
-				return nil
-			case 1:
-				p := reflect.New(t.Elem())
-				if err := elem(d, p.Elem()); err != nil {
-					return err
-				}
-				v.Set(p)
-				return nil
-			}
-			return fmt.Errorf("bad pointer flag %d", c)
-		}
+		return b.pointerDecoder(t)
 	case reflect.Struct:
-		var idx []int
-		var decs []decFunc
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			dd, _ := b.decoder(f.Type)
-			idx = append(idx, i)
-			decs = append(decs, dd)
-		}
-		return func(d *decoder, v reflect.Value) error {
-			for j, i := range idx {
-				if err := decs[j](d, v.Field(i)); err != nil {
-					return fmt.Errorf("%s: %w", t.Field(i).Name, err)
-				}
-			}
-			return nil
-		}
+		return b.structDecoder(t)
 	}
 	return func(d *decoder, v reflect.Value) error {
 		return fmt.Errorf("type %v is not supported", t)
+	}
+}
+
+// decMarshaler decodes a ShuffleUnmarshaler's length and bytes.
+func decMarshaler(d *decoder, v reflect.Value) error {
+	n, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	data, err := d.bytes(n)
+	if err != nil {
+		return err
+	}
+	return v.Addr().Interface().(ShuffleUnmarshaler).UnmarshalShuffle(data)
+}
+
+// scalarDecoder returns the decoder of a bool, number or string kind, or
+// nil for other kinds.
+func scalarDecoder(t reflect.Type) decFunc {
+	switch t.Kind() {
+	case reflect.Bool:
+		return decBool
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return decInt
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return decUint
+	case reflect.Float32:
+		return decFloat32
+	case reflect.Float64:
+		return decFloat64
+	case reflect.Complex64, reflect.Complex128:
+		return decComplex
+	case reflect.String:
+		return decString
+	}
+	return nil
+}
+
+func decBool(d *decoder, v reflect.Value) error {
+	c, err := d.byte1()
+	if err != nil {
+		return err
+	}
+	if c > 1 {
+		return fmt.Errorf("bad bool byte %d", c)
+	}
+	v.SetBool(c == 1)
+	return nil
+}
+
+func decInt(d *decoder, v reflect.Value) error {
+	x, err := d.varint()
+	if err != nil {
+		return err
+	}
+	if v.OverflowInt(x) {
+		return fmt.Errorf("%d overflows %v", x, v.Type())
+	}
+	v.SetInt(x)
+	return nil
+}
+
+func decUint(d *decoder, v reflect.Value) error {
+	x, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	if v.OverflowUint(x) {
+		return fmt.Errorf("%d overflows %v", x, v.Type())
+	}
+	v.SetUint(x)
+	return nil
+}
+
+func decFloat32(d *decoder, v reflect.Value) error {
+	s, err := d.bytes(4)
+	if err != nil {
+		return err
+	}
+	v.SetFloat(float64(math.Float32frombits(binary.LittleEndian.Uint32(s))))
+	return nil
+}
+
+func decFloat64(d *decoder, v reflect.Value) error {
+	s, err := d.bytes(8)
+	if err != nil {
+		return err
+	}
+	v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(s)))
+	return nil
+}
+
+func decComplex(d *decoder, v reflect.Value) error {
+	s, err := d.bytes(16)
+	if err != nil {
+		return err
+	}
+	v.SetComplex(complex(math.Float64frombits(binary.LittleEndian.Uint64(s)), math.Float64frombits(binary.LittleEndian.Uint64(s[8:]))))
+	return nil
+}
+
+func decString(d *decoder, v reflect.Value) error {
+	n, err := d.uvarint()
+	if err != nil {
+		return err
+	}
+	s, err := d.bytes(n)
+	if err != nil {
+		return err
+	}
+	v.SetString(string(s))
+	return nil
+}
+
+// bytesDecoder decodes a byte slice of type t into a copy of its bytes.
+func bytesDecoder(t reflect.Type) decFunc {
+	return func(d *decoder, v reflect.Value) error {
+		n, isNil, err := d.count(1)
+		if err != nil || isNil {
+			return err
+		}
+		s, err := d.bytes(uint64(n))
+		if err != nil {
+			return err
+		}
+		cp := reflect.MakeSlice(t, n, n)
+		copy(cp.Bytes(), s)
+		v.Set(cp)
+		return nil
+	}
+}
+
+func (b *codecBuilder) sliceDecoder(t reflect.Type) decFunc {
+	elem, _ := b.decoder(t.Elem())
+	return func(d *decoder, v reflect.Value) error {
+		n, isNil, err := d.count(0)
+		if err != nil || isNil {
+			return err
+		}
+		if n > len(d.b)-d.i && t.Elem().Size() > 0 {
+			// Every element takes at least one byte unless it is of
+			// zero size.
+			return fmt.Errorf("length %d exceeds the %d bytes left", n, len(d.b)-d.i)
+		}
+		s := reflect.MakeSlice(t, n, n)
+		for i := 0; i < n; i++ {
+			if err := elem(d, s.Index(i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+		return nil
+	}
+}
+
+func (b *codecBuilder) arrayDecoder(t reflect.Type) decFunc {
+	elem, _ := b.decoder(t.Elem())
+	n := t.Len()
+	return func(d *decoder, v reflect.Value) error {
+		for i := 0; i < n; i++ {
+			if err := elem(d, v.Index(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func (b *codecBuilder) mapDecoder(t reflect.Type) decFunc {
+	kdec, _ := b.decoder(t.Key())
+	vdec, _ := b.decoder(t.Elem())
+	return func(d *decoder, v reflect.Value) error {
+		n, isNil, err := d.count(1)
+		if err != nil || isNil {
+			return err
+		}
+		m := reflect.MakeMapWithSize(t, n)
+		k := reflect.New(t.Key()).Elem()
+		e := reflect.New(t.Elem()).Elem()
+		for i := 0; i < n; i++ {
+			k.SetZero()
+			e.SetZero()
+			if err := kdec(d, k); err != nil {
+				return err
+			}
+			if err := vdec(d, e); err != nil {
+				return err
+			}
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+		return nil
+	}
+}
+
+func (b *codecBuilder) pointerDecoder(t reflect.Type) decFunc {
+	elem, _ := b.decoder(t.Elem())
+	return func(d *decoder, v reflect.Value) error {
+		c, err := d.byte1()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case 0:
+			v.SetZero()
+			return nil
+		case 1:
+			p := reflect.New(t.Elem())
+			if err := elem(d, p.Elem()); err != nil {
+				return err
+			}
+			v.Set(p)
+			return nil
+		}
+		return fmt.Errorf("bad pointer flag %d", c)
+	}
+}
+
+func (b *codecBuilder) structDecoder(t reflect.Type) decFunc {
+	var idx []int
+	var decs []decFunc
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		dd, _ := b.decoder(f.Type)
+		idx = append(idx, i)
+		decs = append(decs, dd)
+	}
+	return func(d *decoder, v reflect.Value) error {
+		for j, i := range idx {
+			if err := decs[j](d, v.Field(i)); err != nil {
+				return fmt.Errorf("%s: %w", t.Field(i).Name, err)
+			}
+		}
+		return nil
 	}
 }
 

@@ -2,6 +2,37 @@
 // Go functions and runs either embedded (the local runner) or as Hadoop
 // Streaming tasks of the trawl binary (the task entry), with identical output.
 //
+//	job := &mapreduce.Job[int64, Count]{
+//		Name: "wordcount",
+//		Inputs: []mapreduce.Input[int64]{mapreduce.From(docs,
+//			func(t *mapreduce.Task, d Doc, emit mapreduce.Emit[int64]) error {
+//				for _, w := range strings.Fields(d.Text) {
+//					emit(w, 1)
+//				}
+//				return nil
+//			})},
+//		Reduce: func(t *mapreduce.Task, word string, ns iter.Seq[int64], out func(Count)) error {
+//			c := Count{Word: word}
+//			for n := range ns {
+//				c.N += n
+//			}
+//			out(c)
+//			return nil
+//		},
+//		Outputs: []mapreduce.Output[Count]{mapreduce.Write[Count](counts)},
+//	}
+//	res, err := mapreduce.Run(ctx, &mapreduce.LocalRunner{}, job)
+//
+// A driver does not run jobs directly: it describes each by a Spec, a
+// struct of the job's settings with a method that builds the job, and
+// runs it with Engine.Run, on whichever Runner the Engine has (the
+// LocalRunner, or the hadoop package's Submitter, whose tasks rebuild the
+// job from the spec's JSON through a Registry). The package's examples
+// run a word count both ways: Example on the local runner, and
+// ExampleRegister and ExampleRunnerFunc from a spec through a Registry.
+//
+// # Jobs
+//
 // A Job reads one or more Inputs (Parquet files, each row a record of the
 // input's type), maps every record to zero or more (key, value) pairs, groups
 // the pairs by key (keys sort as bytes), reduces each group to zero or more
@@ -57,9 +88,10 @@ type Partitioner func(key string, n int) int
 type Job[V, O any] struct {
 	// Name identifies the job in logs, counters and the Hadoop task entry.
 	Name string
-	// Conf is the job's configuration as strings. The Hadoop task entry
-	// rebuilds the job from Name and Conf through a Registry, so every
-	// parameter that shapes the job's functions must be in Conf.
+	// Conf is informational (JobInfo.Conf): the engine sends a job's tasks
+	// the Conf of the Spec that built it (SpecConf), from which the Hadoop
+	// task entry rebuilds the job through a Registry. A job built by a
+	// Spec leaves it nil.
 	Conf map[string]string
 	// Inputs are read by map tasks: one task per input file, or per range
 	// of row groups of a large file.

@@ -139,38 +139,77 @@ func (r *LocalRunner) resolver() Resolver {
 	return storage.NewResolver()
 }
 
-// RunJob is Run for a type-erased job.
-func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, err error) {
+// RunJob is Run for a type-erased job. It plans the job (stages its
+// outputs, makes its spill directory, lists its splits), runs its map
+// tasks, then its reduce tasks, and publishes its outputs; see run.
+func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (*Result, error) {
 	start := time.Now()
 	ej, err := job.compile()
 	if err != nil {
 		return nil, err
 	}
-	name := ej.jobName()
-	log := r.log().With("job", name)
-	par := r.Parallelism
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	budget := r.MemoryBudget
-	if budget <= 0 {
-		budget = DefaultMemoryBudget
-	}
-	attempts := r.MaxAttempts
-	if attempts <= 0 {
-		attempts = 3
-	}
-	factor := r.MergeFactor
-	if factor < 2 {
-		factor = 64
-	}
-	resolver := r.resolver()
-	attempt := newAttemptID()
-
-	stages, err := prepareStages(ctx, resolver, ej.outSpecs(), attempt, log)
+	lj := r.newLocalJob(ej, start)
+	res, err := lj.run(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", name, err)
+		return nil, fmt.Errorf("job %s: %w", lj.name, err)
 	}
+	return res, nil
+}
+
+// localJob is one run of a job on a LocalRunner: the settings and state
+// its phases share.
+type localJob struct {
+	r        *LocalRunner
+	ej       engineJob
+	name     string
+	log      *slog.Logger
+	res      Resolver
+	start    time.Time
+	attempt  string // the job attempt, naming its output stages
+	par      int    // tasks at once
+	attempts int    // attempts per task
+	budget   int64  // memory budget, shared by par tasks
+	factor   int    // merge factor
+
+	// Set by run.
+	stages   []*stage
+	tmp      string // the spill directory
+	counters *Counters
+	prog     *progress
+	tr       *taskRunner
+}
+
+// newLocalJob resolves r's defaults for a run of ej.
+func (r *LocalRunner) newLocalJob(ej engineJob, start time.Time) *localJob {
+	name := ej.jobName()
+	lj := &localJob{r: r, ej: ej, name: name, log: r.log().With("job", name),
+		res: r.resolver(), start: start, attempt: newAttemptID(),
+		par: r.Parallelism, attempts: r.MaxAttempts, budget: r.MemoryBudget, factor: r.MergeFactor,
+		counters: &Counters{}}
+	if lj.par <= 0 {
+		lj.par = runtime.GOMAXPROCS(0)
+	}
+	if lj.budget <= 0 {
+		lj.budget = DefaultMemoryBudget
+	}
+	if lj.attempts <= 0 {
+		lj.attempts = 3
+	}
+	if lj.factor < 2 {
+		lj.factor = 64
+	}
+	return lj
+}
+
+// run runs the job: it stages the outputs (removed again unless the job
+// publishes them), makes the spill directory (removed when run returns),
+// lists the splits, runs the map and reduce phases and publishes.
+func (lj *localJob) run(ctx context.Context) (*Result, error) {
+	stages, err := prepareStages(ctx, lj.res, lj.ej.outSpecs(), lj.attempt, lj.log)
+	if err != nil {
+		return nil, err
+	}
+	lj.stages = stages
 	published := false
 	defer func() {
 		if !published {
@@ -179,204 +218,255 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (res *Result, er
 	}()
 	// The spill directory is owned (see package scratch): if this process
 	// is killed, the next job removes it.
-	sd, err := scratch.New(r.TempDir, name, scratch.WithLogger(log))
+	sd, err := scratch.New(lj.r.TempDir, lj.name, scratch.WithLogger(lj.log))
 	if err != nil {
-		return nil, fmt.Errorf("job %s: spill dir: %w", name, err)
+		return nil, fmt.Errorf("spill dir: %w", err)
 	}
 	defer func() {
 		if err := sd.Close(); err != nil {
-			log.Warn("cannot remove the spill directory", "err", err)
+			lj.log.Warn("cannot remove the spill directory", "err", err)
 		}
 	}()
-	tmp := sd.Path()
+	lj.tmp = sd.Path()
 
-	splits, err := ej.listSplits(ctx, resolver)
+	splits, err := lj.ej.listSplits(ctx, lj.res)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", name, err)
+		return nil, err
 	}
-	counters := &Counters{}
-	counters.Add(engineGroup, "map_tasks", int64(len(splits)))
-	log.Info("job started", "maps", len(splits), "reduces", ej.reduces(), "attempt", attempt)
+	lj.counters.Add(engineGroup, "map_tasks", int64(len(splits)))
+	lj.log.Info("job started", "maps", len(splits), "reduces", lj.ej.reduces(), "attempt", lj.attempt)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	prog := newProgress(r.Progress, r.ProgressInterval, log, name, r.progressBar)
-	defer prog.stop()
+	lj.prog = newProgress(lj.r.Progress, lj.r.ProgressInterval, lj.log, lj.name, lj.r.progressBar)
+	defer lj.prog.stop()
+	lj.tr = &taskRunner{ctx: ctx, cancel: cancel, job: lj.name, log: lj.log, res: lj.res,
+		attempts: lj.attempts, par: lj.par, counters: lj.counters}
 
-	tr := &taskRunner{ctx: ctx, cancel: cancel, job: name, log: log, res: resolver, attempts: attempts, par: par, counters: counters}
+	stats, runs, err := lj.runMaps(splits)
+	if err != nil {
+		return nil, err
+	}
+	if !lj.ej.isMapOnly() {
+		redStats, err := lj.runReduces(runs)
+		if err != nil {
+			return nil, err
+		}
+		stats = append(stats, redStats...)
+	}
+	lj.prog.stop()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res, err := lj.publish(stats)
+	if err != nil {
+		return nil, err
+	}
+	published = true
+	return res, nil
+}
 
-	// Map phase.
+// runMaps runs the map phase: a task per split, each with a sort buffer
+// of its own (budget/par). It returns the map tasks' statistics and, in a
+// job with a shuffle, the sorted runs each task spilled.
+func (lj *localJob) runMaps(splits []split) ([]TaskStat, [][]run, error) {
 	mapRuns := make([][]run, len(splits))
-	mapStats := make([]TaskStat, len(splits))
-	bufs := make(chan *sortBuffer, par)
-	for range par {
-		bufs <- newSortBuffer(budget / int64(par))
+	stats := make([]TaskStat, len(splits))
+	bufs := make(chan *sortBuffer, lj.par)
+	for range lj.par {
+		bufs <- newSortBuffer(lj.budget / int64(lj.par))
 	}
-	var mapTotal int64
+	defer close(bufs)
+	var total int64
 	for _, sp := range splits {
-		mapTotal += sp.Rows
+		total += sp.Rows
 	}
-	prog.phase("map", len(splits), mapTotal)
-	err = tr.run(len(splits), "m", func(t *Task, c *Counters, i int) error {
-		sp := splits[i]
-		var records int64
-		t.progress = prog.task()
+	lj.prog.phase("map", len(splits), total)
+	err := lj.tr.run(len(splits), "m", func(t *Task, c *Counters, i int) error {
+		t.progress = lj.prog.task()
 		ok := false
 		defer func() {
 			if !ok {
 				t.progress.abort()
 			}
 		}()
-		st := &mapStats[i]
+		st := &stats[i]
 		st.ID, st.Attempts = t.ID, t.Attempt+1
 		began := time.Now()
 		defer func() { st.Duration = time.Since(began) }()
-		if ej.isMapOnly() {
-			ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
-			outs := ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
-				return stages[out].create(ta, partName('m', part))
-			}, tmp)
-			err := outs.setPart(sp.Index)
-			if err == nil {
-				err = ej.runMap(t, sp, nil, outs, &records)
-			}
-			if cerr := outs.close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				for _, s := range stages {
-					if err = s.commitTask(ta); err != nil {
-						break
-					}
-				}
-			}
-			if err != nil {
-				for _, s := range stages {
-					s.abortTask(ta)
-				}
+		if lj.ej.isMapOnly() {
+			if err := lj.mapOnlyTask(t, c, splits[i], st); err != nil {
 				return err
 			}
-			rows, n := outs.stats()
-			st.InputRecords, st.OutputRecords = records, rows
-			c.Add(engineGroup, "map_input_records", records)
-			c.Add(engineGroup, "output_records", rows)
-			c.Add(engineGroup, "output_bytes", n)
-			t.progress.finish(records)
-			ok = true
-			return nil
+		} else {
+			runs, err := lj.shuffleMapTask(t, c, splits[i], st, bufs)
+			if err != nil {
+				return err
+			}
+			mapRuns[i] = runs
 		}
-		buf := <-bufs
-		defer func() { buf.reset(); bufs <- buf }()
-		sh := &mapShuffle{buf: buf, parts: ej.reduces(), dir: tmp,
-			prefix: fmt.Sprintf("%s_%d", t.ID, t.Attempt), combine: ej.combiner(t, c), c: c}
-		err := ej.runMap(t, sp, sh, nil, &records)
-		if err == nil {
-			err = sh.finish()
-		}
-		if err != nil {
-			sh.discard()
-			return err
-		}
-		c.Add(engineGroup, "map_input_records", records)
-		mapRuns[i] = sh.runs
-		st.InputRecords, st.OutputRecords, st.Spills = records, sh.outRecords, int64(len(sh.runs))
-		t.progress.finish(records)
+		t.progress.finish(st.InputRecords)
 		ok = true
 		return nil
 	})
-	close(bufs)
 	if err != nil {
-		return nil, fmt.Errorf("job %s: %w", name, err)
+		return nil, nil, err
 	}
-	stats := mapStats
+	return stats, mapRuns, nil
+}
 
-	if !ej.isMapOnly() {
-		var runs []run
-		for _, rs := range mapRuns {
-			runs = append(runs, rs...)
-		}
-		runs, err = tr.mergePasses(runs, ej.reduces(), tmp, factor)
-		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", name, err)
-		}
-		bufSize := int(budget / int64(par) / int64(max(len(runs), 1)))
-		bufSize = min(max(bufSize, 4<<10), 256<<10)
-		nred := ej.reduces()
-		redStats := make([]TaskStat, nred)
-		var redTotal int64
-		for _, r := range runs {
-			redTotal += r.records
-		}
-		killpoint.Reached(name, "map-done")
-		prog.phase("reduce", nred, redTotal)
-		err = tr.run(nred, "r", func(t *Task, c *Counters, p int) error {
-			st := &redStats[p]
-			st.ID, st.Attempts = t.ID, t.Attempt+1
-			began := time.Now()
-			ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
-			m, err := newMerger(runs, p, bufSize)
-			if err != nil {
-				return err
-			}
-			defer m.close()
-			tp := prog.task()
-			ok := false
-			defer func() {
-				if !ok {
-					tp.abort()
-				}
-			}()
-			g := &grouper{src: &countingSource{src: m, tp: tp}}
-			outs := ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
-				return stages[out].create(ta, partName('r', part))
-			}, tmp)
-			err = ej.runReduce(t, g, outs, c)
-			if cerr := outs.close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				for _, s := range stages {
-					if err = s.commitTask(ta); err != nil {
-						break
-					}
-				}
-			}
-			if err != nil {
-				for _, s := range stages {
-					s.abortTask(ta)
-				}
-				return err
-			}
-			rows, n := outs.stats()
-			c.Add(engineGroup, "output_records", rows)
-			c.Add(engineGroup, "output_bytes", n)
-			st.InputRecords, st.OutputRecords, st.Duration = g.records, rows, time.Since(began)
-			tp.finish(g.records)
-			ok = true
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("job %s: %w", name, err)
-		}
-		stats = append(stats, redStats...)
+// mapOnlyTask runs one attempt of a map-only job's map task: the split's
+// records go to part files part-m-NNNNN (NNNNN the split's index) of every
+// output, committed to the stages when the attempt succeeds.
+func (lj *localJob) mapOnlyTask(t *Task, c *Counters, sp split, st *TaskStat) error {
+	var records int64
+	ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
+	outs := lj.ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
+		return lj.stages[out].create(ta, partName('m', part))
+	}, lj.tmp)
+	err := outs.setPart(sp.Index)
+	if err == nil {
+		err = lj.ej.runMap(t, sp, nil, outs, &records)
 	}
-	prog.stop()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("job %s: %w", name, err)
+	if err := lj.commitTask(ta, outs, err); err != nil {
+		return err
 	}
-	dur := time.Since(start)
-	killpoint.Reached(name, "tasks-done")
-	if err := publish(stages, countersFile{Job: name, Attempt: attempt, DurationMS: dur.Milliseconds(), Counters: counters.Snapshot()}); err != nil {
-		return nil, fmt.Errorf("job %s: %w", name, err)
+	rows, n := outs.stats()
+	st.InputRecords, st.OutputRecords = records, rows
+	c.Add(engineGroup, "map_input_records", records)
+	c.Add(engineGroup, "output_records", rows)
+	c.Add(engineGroup, "output_bytes", n)
+	return nil
+}
+
+// shuffleMapTask runs one attempt of a map task that feeds the shuffle:
+// it sorts the split's pairs in a buffer taken from bufs and spills them
+// as sorted runs, which it returns. A failed attempt removes its runs.
+func (lj *localJob) shuffleMapTask(t *Task, c *Counters, sp split, st *TaskStat, bufs chan *sortBuffer) ([]run, error) {
+	var records int64
+	buf := <-bufs
+	defer func() { buf.reset(); bufs <- buf }()
+	sh := &mapShuffle{buf: buf, parts: lj.ej.reduces(), dir: lj.tmp,
+		prefix: fmt.Sprintf("%s_%d", t.ID, t.Attempt), combine: lj.ej.combiner(t, c), c: c}
+	err := lj.ej.runMap(t, sp, sh, nil, &records)
+	if err == nil {
+		err = sh.finish()
 	}
-	published = true
-	res = &Result{Counters: counters, Tasks: stats, Duration: dur}
-	for _, s := range stages {
+	if err != nil {
+		sh.discard()
+		return nil, err
+	}
+	c.Add(engineGroup, "map_input_records", records)
+	st.InputRecords, st.OutputRecords, st.Spills = records, sh.outRecords, int64(len(sh.runs))
+	return sh.runs, nil
+}
+
+// runReduces runs the reduce phase over the map tasks' runs: it first
+// merges them in passes until at most the merge factor remain, then runs
+// a reduce task per partition. It returns the reduce tasks' statistics.
+func (lj *localJob) runReduces(mapRuns [][]run) ([]TaskStat, error) {
+	var runs []run
+	for _, rs := range mapRuns {
+		runs = append(runs, rs...)
+	}
+	nred := lj.ej.reduces()
+	runs, err := lj.tr.mergePasses(runs, nred, lj.tmp, lj.factor)
+	if err != nil {
+		return nil, err
+	}
+	bufSize := int(lj.budget / int64(lj.par) / int64(max(len(runs), 1)))
+	bufSize = min(max(bufSize, 4<<10), 256<<10)
+	stats := make([]TaskStat, nred)
+	var total int64
+	for _, r := range runs {
+		total += r.records
+	}
+	killpoint.Reached(lj.name, "map-done")
+	lj.prog.phase("reduce", nred, total)
+	err = lj.tr.run(nred, "r", func(t *Task, c *Counters, p int) error {
+		return lj.reduceTask(t, c, runs, p, bufSize, &stats[p])
+	})
+	if err != nil {
+		return nil, err
+	}
+	return stats, nil
+}
+
+// reduceTask runs one attempt of reduce task p: it merges partition p of
+// every run (with read buffers of bufSize bytes), reduces its groups into
+// part files part-r-PPPPP of the outputs, and commits them to the stages
+// when the attempt succeeds.
+func (lj *localJob) reduceTask(t *Task, c *Counters, runs []run, p, bufSize int, st *TaskStat) error {
+	st.ID, st.Attempts = t.ID, t.Attempt+1
+	began := time.Now()
+	ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
+	m, err := newMerger(runs, p, bufSize)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	tp := lj.prog.task()
+	ok := false
+	defer func() {
+		if !ok {
+			tp.abort()
+		}
+	}()
+	g := &grouper{src: &countingSource{src: m, tp: tp}}
+	outs := lj.ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
+		return lj.stages[out].create(ta, partName('r', part))
+	}, lj.tmp)
+	err = lj.ej.runReduce(t, g, outs, c)
+	if err := lj.commitTask(ta, outs, err); err != nil {
+		return err
+	}
+	rows, n := outs.stats()
+	c.Add(engineGroup, "output_records", rows)
+	c.Add(engineGroup, "output_bytes", n)
+	st.InputRecords, st.OutputRecords, st.Duration = g.records, rows, time.Since(began)
+	tp.finish(g.records)
+	ok = true
+	return nil
+}
+
+// commitTask closes the part files of task attempt ta and, if err (the
+// attempt's own error) is nil, moves them into every output's stage. On
+// any error it removes what the attempt wrote and returns the error.
+func (lj *localJob) commitTask(ta string, outs taskOutputs, err error) error {
+	if cerr := outs.close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		for _, s := range lj.stages {
+			if err = s.commitTask(ta); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		for _, s := range lj.stages {
+			s.abortTask(ta)
+		}
+	}
+	return err
+}
+
+// publish writes _SUCCESS and _counters.json into the stages, publishes
+// them as the outputs, and reports the job done.
+func (lj *localJob) publish(stats []TaskStat) (*Result, error) {
+	dur := time.Since(lj.start)
+	killpoint.Reached(lj.name, "tasks-done")
+	cf := countersFile{Job: lj.name, Attempt: lj.attempt, DurationMS: dur.Milliseconds(), Counters: lj.counters.Snapshot()}
+	if err := publish(lj.stages, cf); err != nil {
+		return nil, err
+	}
+	res := &Result{Counters: lj.counters, Tasks: stats, Duration: dur}
+	for _, s := range lj.stages {
 		res.Outputs = append(res.Outputs, s.spec.uri)
 	}
-	log.Info("job done", "duration", dur.Round(time.Millisecond), "outputs", strings.Join(res.Outputs, ","))
-	if r.Progress != nil {
-		WriteCounters(r.Progress, counters)
+	lj.log.Info("job done", "duration", dur.Round(time.Millisecond), "outputs", strings.Join(res.Outputs, ","))
+	if lj.r.Progress != nil {
+		WriteCounters(lj.r.Progress, lj.counters)
 	}
 	return res, nil
 }

@@ -75,6 +75,8 @@ type taskOutputs interface {
 	stats() (rows, bytes int64)
 }
 
+// compile validates j (name, inputs, outputs, then the map-only or
+// shuffle settings) and returns its plan.
 func (j *Job[V, O]) compile() (engineJob, error) {
 	p := &plan[V, O]{job: j, nReduce: j.NumReduce, part: j.Partition}
 	name := j.Name
@@ -84,33 +86,61 @@ func (j *Job[V, O]) compile() (engineJob, error) {
 	if strings.ContainsAny(name, " \t\r\n/") {
 		return nil, fmt.Errorf("mapreduce: job %q: name must not contain spaces or slashes", name)
 	}
-	if len(j.Inputs) == 0 {
-		return nil, fmt.Errorf("mapreduce: job %s: no inputs", name)
+	if err := p.compileInputs(); err != nil {
+		return nil, err
 	}
-	if len(j.Outputs) == 0 {
-		return nil, fmt.Errorf("mapreduce: job %s: no outputs", name)
+	if err := p.compileOutputs(); err != nil {
+		return nil, err
+	}
+	if j.MapOnly {
+		if err := p.compileMapOnly(); err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	if err := p.compileShuffle(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// compileInputs checks the job's inputs and sets p.inputs.
+func (p *plan[V, O]) compileInputs() error {
+	j := p.job
+	if len(j.Inputs) == 0 {
+		return fmt.Errorf("mapreduce: job %s: no inputs", j.Name)
 	}
 	for i, in := range j.Inputs {
 		if in == nil {
-			return nil, fmt.Errorf("mapreduce: job %s: input %d is nil", name, i)
+			return fmt.Errorf("mapreduce: job %s: input %d is nil", j.Name, i)
 		}
 		impl := in.input()
 		if impl.run == nil {
-			return nil, fmt.Errorf("mapreduce: job %s: input %d (%s) was not made by From", name, i, in.Path())
+			return fmt.Errorf("mapreduce: job %s: input %d (%s) was not made by From", j.Name, i, in.Path())
 		}
 		p.inputs = append(p.inputs, impl)
+	}
+	return nil
+}
+
+// compileOutputs checks the job's outputs (no two at one path) and sets
+// p.outputs and p.specs.
+func (p *plan[V, O]) compileOutputs() error {
+	j := p.job
+	if len(j.Outputs) == 0 {
+		return fmt.Errorf("mapreduce: job %s: no outputs", j.Name)
 	}
 	seen := map[string]int{}
 	for i, out := range j.Outputs {
 		if out == nil {
-			return nil, fmt.Errorf("mapreduce: job %s: output %d is nil", name, i)
+			return fmt.Errorf("mapreduce: job %s: output %d is nil", j.Name, i)
 		}
 		impl := out.output()
 		if impl.sink == nil || impl.path == "" {
-			return nil, fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write or WriteRouted", name, i, out.Path())
+			return fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write or WriteRouted", j.Name, i, out.Path())
 		}
 		if k, dup := seen[strings.TrimRight(impl.path, "/")]; dup {
-			return nil, fmt.Errorf("mapreduce: job %s: outputs %d and %d are both %s", name, k, i, impl.path)
+			return fmt.Errorf("mapreduce: job %s: outputs %d and %d are both %s", j.Name, k, i, impl.path)
 		}
 		seen[strings.TrimRight(impl.path, "/")] = i
 		p.outputs = append(p.outputs, impl)
@@ -129,34 +159,44 @@ func (j *Job[V, O]) compile() (engineJob, error) {
 		}
 		p.specs = append(p.specs, outSpec{uri: o.path, name: b})
 	}
-	if j.MapOnly {
-		if reflect.TypeFor[V]() != reflect.TypeFor[O]() {
-			return nil, fmt.Errorf("mapreduce: job %s: map-only, but the map value type %v is not the output type %v", name, reflect.TypeFor[V](), reflect.TypeFor[O]())
-		}
-		if j.Reduce != nil || j.Combine != nil || j.Partition != nil || j.NumReduce != 0 {
-			return nil, fmt.Errorf("mapreduce: job %s: map-only jobs take no Reduce, Combine, Partition or NumReduce", name)
-		}
-		p.nReduce = 0
-		return p, nil
+	return nil
+}
+
+// compileMapOnly checks a map-only job: V is O, and no shuffle settings.
+func (p *plan[V, O]) compileMapOnly() error {
+	j := p.job
+	if reflect.TypeFor[V]() != reflect.TypeFor[O]() {
+		return fmt.Errorf("mapreduce: job %s: map-only, but the map value type %v is not the output type %v", j.Name, reflect.TypeFor[V](), reflect.TypeFor[O]())
 	}
+	if j.Reduce != nil || j.Combine != nil || j.Partition != nil || j.NumReduce != 0 {
+		return fmt.Errorf("mapreduce: job %s: map-only jobs take no Reduce, Combine, Partition or NumReduce", j.Name)
+	}
+	p.nReduce = 0
+	return nil
+}
+
+// compileShuffle checks a job with a reduce and sets its defaults: one
+// reduce task, HashPartitioner, and V's codec.
+func (p *plan[V, O]) compileShuffle() error {
+	j := p.job
 	if j.Reduce == nil {
-		return nil, fmt.Errorf("mapreduce: job %s: no Reduce (set MapOnly for a map-only job)", name)
+		return fmt.Errorf("mapreduce: job %s: no Reduce (set MapOnly for a map-only job)", j.Name)
 	}
 	if p.nReduce == 0 {
 		p.nReduce = 1
 	}
 	if p.nReduce < 0 || p.nReduce > MaxReduce {
-		return nil, fmt.Errorf("mapreduce: job %s: NumReduce %d not in 1..%d", name, j.NumReduce, MaxReduce)
+		return fmt.Errorf("mapreduce: job %s: NumReduce %d not in 1..%d", j.Name, j.NumReduce, MaxReduce)
 	}
 	if p.part == nil {
 		p.part = HashPartitioner
 	}
 	codec, err := NewCodec[V]()
 	if err != nil {
-		return nil, fmt.Errorf("mapreduce: job %s: %w", name, err)
+		return fmt.Errorf("mapreduce: job %s: %w", j.Name, err)
 	}
 	p.codec = codec
-	return p, nil
+	return nil
 }
 
 // plan is a validated Job.

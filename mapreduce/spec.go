@@ -15,8 +15,8 @@ import (
 // job's functions need, with a method that builds the job from them. The
 // engine sends a spec to a job's tasks as JSON (under ConfSpec in the
 // job's Conf); a task decodes it into the same type, found by JobName in a
-// Registry, and builds the same job. No job reads or writes configuration
-// keys of its own.
+// Registry (see Register), and builds the same job. No job reads or writes
+// configuration keys of its own. ExampleRegister shows the round trip.
 //
 //	type wordCount struct {
 //		Docs, Out string
@@ -44,7 +44,9 @@ type Spec interface {
 const ConfSpec = "spec"
 
 // SpecConf returns the Conf that carries s to the tasks of its job: its
-// JSON under ConfSpec.
+// JSON under ConfSpec. A spec with a method SpecConf() map[string]string
+// gives its own Conf instead (a job whose configuration is still a map of
+// hand-written keys).
 func SpecConf(s Spec) (map[string]string, error) {
 	if c, ok := s.(interface{ SpecConf() map[string]string }); ok {
 		return c.SpecConf(), nil

@@ -304,7 +304,26 @@ func workOutputs(ej engineJob, o streamOpts, env func(string) string, kind byte)
 	}, nil
 }
 
+// streamMap runs a streaming map task over the splits whose manifest
+// lines stdin holds: a map-only job writes part files into the task's
+// work output directory; a job with a reduce writes its sorted shuffle
+// lines to stdout.
 func streamMap(t *Task, ej engineJob, o streamOpts, env func(string) string, stdin io.Reader, stdout io.Writer, c *Counters) error {
+	sps, err := readManifest(stdin, o.res)
+	if err != nil {
+		return err
+	}
+	var records int64
+	defer func() { c.Add(engineGroup, "map_input_records", records) }()
+	if ej.isMapOnly() {
+		return streamMapOnly(t, ej, o, env, sps, c, &records)
+	}
+	return streamMapShuffle(t, ej, o, sps, stdout, c, &records)
+}
+
+// readManifest reads the split manifest lines of a map task (blank lines
+// skipped) and resolves their files.
+func readManifest(stdin io.Reader, res Resolver) ([]split, error) {
 	var sps []split
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -314,45 +333,54 @@ func streamMap(t *Task, ej engineJob, o streamOpts, env func(string) string, std
 		}
 		sp, err := parseManifest(sc.Text())
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sps = append(sps, sp)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read manifest: %w", err)
+		return nil, fmt.Errorf("read manifest: %w", err)
 	}
 	for i := range sps {
-		fsys, p, err := o.res.Resolve(sps[i].URI)
+		fsys, p, err := res.Resolve(sps[i].URI)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sps[i].fs, sps[i].path = fsys, p
 	}
-	var records int64
-	defer func() { c.Add(engineGroup, "map_input_records", records) }()
-	if ej.isMapOnly() {
-		create, err := workOutputs(ej, o, env, 'm')
-		if err != nil {
-			return err
-		}
-		outs := ej.newOutputs(create, o.tempDir)
-		for _, sp := range sps {
-			if err := outs.setPart(sp.Index); err != nil {
-				return err
-			}
-			if err := ej.runMap(t, sp, nil, outs, &records); err != nil {
-				outs.close()
-				return err
-			}
-		}
-		if err := outs.close(); err != nil {
-			return err
-		}
-		rows, n := outs.stats()
-		c.Add(engineGroup, "output_records", rows)
-		c.Add(engineGroup, "output_bytes", n)
-		return nil
+	return sps, nil
+}
+
+// streamMapOnly runs the splits of a map-only job's task, each into part
+// files part-m-NNNNN (NNNNN the split's index) of the work output
+// directory.
+func streamMapOnly(t *Task, ej engineJob, o streamOpts, env func(string) string, sps []split, c *Counters, records *int64) error {
+	create, err := workOutputs(ej, o, env, 'm')
+	if err != nil {
+		return err
 	}
+	outs := ej.newOutputs(create, o.tempDir)
+	for _, sp := range sps {
+		if err := outs.setPart(sp.Index); err != nil {
+			return err
+		}
+		if err := ej.runMap(t, sp, nil, outs, records); err != nil {
+			outs.close()
+			return err
+		}
+	}
+	if err := outs.close(); err != nil {
+		return err
+	}
+	rows, n := outs.stats()
+	c.Add(engineGroup, "output_records", rows)
+	c.Add(engineGroup, "output_bytes", n)
+	return nil
+}
+
+// streamMapShuffle runs the splits of a task into one sort buffer,
+// spilling sorted runs to a spill directory of the task's own, and writes
+// the merged runs to stdout as shuffle lines, partition by partition.
+func streamMapShuffle(t *Task, ej engineJob, o streamOpts, sps []split, stdout io.Writer, c *Counters, records *int64) error {
 	// An owned directory (see package scratch): if this task is killed,
 	// the next task or job with the same temp dir removes it.
 	sd, err := scratch.New(o.tempDir, t.Job, scratch.WithLogger(t.Log))
@@ -367,17 +395,23 @@ func streamMap(t *Task, ej engineJob, o streamOpts, env func(string) string, std
 	sh := &mapShuffle{buf: newSortBuffer(o.budget), parts: ej.reduces(), dir: sd.Path(), prefix: t.ID,
 		combine: ej.combiner(t, c), c: c}
 	for _, sp := range sps {
-		if err := ej.runMap(t, sp, sh, nil, &records); err != nil {
+		if err := ej.runMap(t, sp, sh, nil, records); err != nil {
 			return err
 		}
 	}
 	if err := sh.finish(); err != nil {
 		return err
 	}
+	return writeShuffleLines(stdout, sh.runs, ej.reduces())
+}
+
+// writeShuffleLines merges partitions 0..parts-1 of runs and writes their
+// records to w as streaming lines (see appendLine).
+func writeShuffleLines(stdout io.Writer, runs []run, parts int) error {
 	w := bufio.NewWriterSize(stdout, 256<<10)
 	var line []byte
-	for p := 0; p < ej.reduces(); p++ {
-		m, err := newMerger(sh.runs, p, 64<<10)
+	for p := 0; p < parts; p++ {
+		m, err := newMerger(runs, p, 64<<10)
 		if err != nil {
 			return err
 		}

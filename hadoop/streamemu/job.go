@@ -96,86 +96,31 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// newRun checks the job `hadoop jar` was given (options o, environment
+// e) and reads its splits; the job's lines go to stdout and stderr.
 func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, error) {
 	r := &run{o: o, env: e, stdout: stdout, errw: &lockedWriter{w: stderr}, ts: time.Now().UnixMilli(),
 		counters: map[string]map[string]int64{}, slots: 2}
 	r.jobID = fmt.Sprintf("job_%d_0001", r.ts)
 	r.appID = fmt.Sprintf("application_%d_0001", r.ts)
-	conf := func(k, def string) string {
-		if v, ok := o.conf[k]; ok {
-			return v
-		}
-		return def
-	}
-	atoi := func(k, def string) (int, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(conf(k, def)))
-		if err != nil {
-			return 0, fmt.Errorf("%s=%q: not an integer", k, conf(k, def))
-		}
-		return n, nil
-	}
+	c := jobConf(o.conf)
 	var err error
 	if !slices.Contains(nlineFormats, o.inFmt) {
 		return nil, fmt.Errorf("emulator: input format %q: only NLineInputFormat is emulated", o.inFmt)
 	}
-	if r.reduces, err = atoi("mapreduce.job.reduces", "1"); err != nil || r.reduces < 0 {
+	if r.reduces, err = c.atoi("mapreduce.job.reduces", "1"); err != nil || r.reduces < 0 {
 		return nil, fmt.Errorf("bad number of reduces: %v", err)
 	}
 	r.mapOnly = r.reduces == 0
-	perMap, err := atoi("mapreduce.input.lineinputformat.linespermap", "1")
+	perMap, err := c.atoi("mapreduce.input.lineinputformat.linespermap", "1")
 	if err != nil || perMap < 1 {
 		return nil, fmt.Errorf("bad lines per map: %v", err)
 	}
-	if r.keyFields, err = atoi("stream.num.map.output.key.fields", "1"); err != nil || r.keyFields < 1 {
-		return nil, fmt.Errorf("bad stream.num.map.output.key.fields: %v", err)
-	}
-	sep := conf("stream.map.output.field.separator", "\t")
-	keySep := conf("mapreduce.map.output.key.field.separator", "\t")
-	if len(sep) != 1 || len(keySep) != 1 {
-		return nil, errors.New("emulator: field separators of one byte only")
-	}
-	r.mapSep = sep[0]
-	if !r.mapOnly {
-		if o.reducer == "" {
-			return nil, errors.New("emulator: a job with reduces needs -reducer (the emulator has no identity reducer)")
-		}
-		switch {
-		case o.part == "":
-			r.part = hashPartitioner
-		case slices.Contains(keyFieldPart, o.part):
-			opts, ok := o.conf["mapreduce.partition.keypartitioner.options"]
-			if !ok {
-				return nil, errors.New("emulator: KeyFieldBasedPartitioner without mapreduce.partition.keypartitioner.options is not emulated")
-			}
-			if r.part, err = keyFieldPartitioner(opts, keySep[0]); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("emulator: partitioner %q is not emulated", o.part)
-		}
-	}
-	for i, k := range []string{"mapreduce.map.maxattempts", "mapreduce.reduce.maxattempts"} {
-		if r.maxAttempts[i], err = atoi(k, "4"); err != nil || r.maxAttempts[i] < 1 {
-			return nil, fmt.Errorf("bad %s: %v", k, err)
-		}
-	}
-	ms, err := atoi("mapreduce.task.timeout", "600000")
-	if err != nil {
+	if err := r.shuffleConf(c); err != nil {
 		return nil, err
 	}
-	r.timeout = time.Duration(ms) * time.Millisecond
-	if r.countersMax, err = atoi("mapreduce.job.counters.max", "120"); err != nil {
+	if err := r.taskConf(c); err != nil {
 		return nil, err
-	}
-	for i, k := range []string{"mapreduce.map.env", "mapreduce.reduce.env"} {
-		if v := conf(k, ""); v != "" {
-			for _, kv := range strings.Split(v, ",") {
-				if !strings.Contains(kv, "=") {
-					return nil, fmt.Errorf("%s: %q is not NAME=VALUE", k, kv)
-				}
-				r.extraEnv[i] = append(r.extraEnv[i], kv)
-			}
-		}
 	}
 	r.failFirst = e[EnvFailFirstAttempts] == "1"
 	if s := e[EnvSlots]; s != "" {
@@ -191,19 +136,8 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 			return nil, err
 		}
 	}
-	for _, f := range o.files {
-		src, name, _ := strings.Cut(f, "#")
-		p, err := localPath(src)
-		if err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("File %s does not exist.", src)
-		}
-		if name == "" {
-			name = filepath.Base(p)
-		}
-		r.files = append(r.files, fileLink{src: p, name: name})
+	if err := r.linkFiles(); err != nil {
+		return nil, err
 	}
 	r.outURI = o.output
 	if r.output, err = localPath(o.output); err != nil {
@@ -212,14 +146,130 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 	if _, err := os.Stat(r.output); err == nil {
 		return nil, fmt.Errorf("Output directory file:%s already exists", r.output)
 	}
-	for _, in := range o.inputs {
+	if err := r.readSplits(perMap); err != nil {
+		return nil, err
+	}
+	r.appDir = filepath.Join(stateDir(e), r.appID)
+	return r, nil
+}
+
+// jobConf is a job's -D properties.
+type jobConf map[string]string
+
+// get is property k, or def if it is not set.
+func (c jobConf) get(k, def string) string {
+	if v, ok := c[k]; ok {
+		return v
+	}
+	return def
+}
+
+// atoi is property k (or def) as an integer.
+func (c jobConf) atoi(k, def string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(c.get(k, def)))
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: not an integer", k, c.get(k, def))
+	}
+	return n, nil
+}
+
+// shuffleConf reads how map output lines split into key and value, and
+// the partitioner of a job with reduces.
+func (r *run) shuffleConf(c jobConf) error {
+	var err error
+	if r.keyFields, err = c.atoi("stream.num.map.output.key.fields", "1"); err != nil || r.keyFields < 1 {
+		return fmt.Errorf("bad stream.num.map.output.key.fields: %v", err)
+	}
+	sep := c.get("stream.map.output.field.separator", "\t")
+	keySep := c.get("mapreduce.map.output.key.field.separator", "\t")
+	if len(sep) != 1 || len(keySep) != 1 {
+		return errors.New("emulator: field separators of one byte only")
+	}
+	r.mapSep = sep[0]
+	if r.mapOnly {
+		return nil
+	}
+	if r.o.reducer == "" {
+		return errors.New("emulator: a job with reduces needs -reducer (the emulator has no identity reducer)")
+	}
+	switch {
+	case r.o.part == "":
+		r.part = hashPartitioner
+	case slices.Contains(keyFieldPart, r.o.part):
+		opts, ok := c["mapreduce.partition.keypartitioner.options"]
+		if !ok {
+			return errors.New("emulator: KeyFieldBasedPartitioner without mapreduce.partition.keypartitioner.options is not emulated")
+		}
+		if r.part, err = keyFieldPartitioner(opts, keySep[0]); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("emulator: partitioner %q is not emulated", r.o.part)
+	}
+	return nil
+}
+
+// taskConf reads the tasks' attempts, timeout, counter limit and extra
+// environment.
+func (r *run) taskConf(c jobConf) error {
+	var err error
+	for i, k := range []string{"mapreduce.map.maxattempts", "mapreduce.reduce.maxattempts"} {
+		if r.maxAttempts[i], err = c.atoi(k, "4"); err != nil || r.maxAttempts[i] < 1 {
+			return fmt.Errorf("bad %s: %v", k, err)
+		}
+	}
+	ms, err := c.atoi("mapreduce.task.timeout", "600000")
+	if err != nil {
+		return err
+	}
+	r.timeout = time.Duration(ms) * time.Millisecond
+	if r.countersMax, err = c.atoi("mapreduce.job.counters.max", "120"); err != nil {
+		return err
+	}
+	for i, k := range []string{"mapreduce.map.env", "mapreduce.reduce.env"} {
+		if v := c.get(k, ""); v != "" {
+			for _, kv := range strings.Split(v, ",") {
+				if !strings.Contains(kv, "=") {
+					return fmt.Errorf("%s: %q is not NAME=VALUE", k, kv)
+				}
+				r.extraEnv[i] = append(r.extraEnv[i], kv)
+			}
+		}
+	}
+	return nil
+}
+
+// linkFiles checks the -files and names their links in the containers
+// (SRC#NAME, or SRC's base name).
+func (r *run) linkFiles() error {
+	for _, f := range r.o.files {
+		src, name, _ := strings.Cut(f, "#")
+		p, err := localPath(src)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(p); err != nil {
+			return fmt.Errorf("File %s does not exist.", src)
+		}
+		if name == "" {
+			name = filepath.Base(p)
+		}
+		r.files = append(r.files, fileLink{src: p, name: name})
+	}
+	return nil
+}
+
+// readSplits reads the -input files into splits of perMap lines each, as
+// NLineInputFormat does (a split does not span files).
+func (r *run) readSplits(perMap int) error {
+	for _, in := range r.o.inputs {
 		p, err := localPath(in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("Input path does not exist: file:%s", p)
+			return fmt.Errorf("Input path does not exist: file:%s", p)
 		}
 		var cur *split
 		off := int64(0)
@@ -239,8 +289,7 @@ func newRun(o *options, e map[string]string, stdout, stderr io.Writer) (*run, er
 			data = data[n:]
 		}
 	}
-	r.appDir = filepath.Join(stateDir(e), r.appID)
-	return r, nil
+	return nil
 }
 
 // splitCommand splits a streaming command line into words, as Streaming
@@ -287,28 +336,13 @@ func (r *run) logf(level, logger, format string, args ...any) {
 
 // run runs the job and returns the command's exit status.
 func (r *run) run(ctx context.Context) int {
-	jobsDir := filepath.Join(stateDir(r.env), "jobs")
-	if err := os.MkdirAll(jobsDir, 0o755); err != nil {
-		r.logf("ERROR", "streaming.StreamJob", "Error Launching job : %v", err)
-		return 1
-	}
-	pidFile := filepath.Join(jobsDir, r.jobID+".pid")
-	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+	pidFile, err := r.writePID()
+	if err != nil {
 		r.logf("ERROR", "streaming.StreamJob", "Error Launching job : %v", err)
 		return 1
 	}
 	defer os.Remove(pidFile)
-
-	fmt.Fprintf(r.stdout, "packageJobJar: [] [%s] %s tmpDir=null\n", r.o.jar, filepath.Join(os.TempDir(), fmt.Sprintf("streamjob%d.jar", r.ts)))
-	r.logf("INFO", "streamemu.Emulator", "trawl's emulation of Hadoop Streaming: no cluster, no HDFS; tasks run as local processes under %s", r.appDir)
-	r.logf("INFO", "mapred.FileInputFormat", "Total input files to process : %d", len(r.o.inputs))
-	r.logf("INFO", "mapreduce.JobSubmitter", "number of splits:%d", len(r.splits))
-	r.logf("INFO", "mapreduce.JobSubmitter", "Submitting tokens for job: %s", r.jobID)
-	r.logf("INFO", "mapreduce.JobSubmitter", "Executing with tokens: []")
-	r.logf("INFO", "impl.YarnClientImpl", "Submitted application %s", r.appID)
-	logs := filepath.Join(r.appDir, "logs")
-	r.logf("INFO", "mapreduce.Job", "The url to track the job: file://%s/", logs)
-	r.logf("INFO", "mapreduce.Job", "Running job: %s", r.jobID)
+	r.submit()
 
 	ok := false
 	defer func() {
@@ -319,17 +353,55 @@ func (r *run) run(ctx context.Context) int {
 			_ = os.RemoveAll(filepath.Join(r.appDir, "mapout"))
 		}
 	}()
-	if err := os.MkdirAll(filepath.Join(r.output, "_temporary", "1"), 0o755); err != nil {
-		r.logf("ERROR", "streaming.StreamJob", "Error Launching job : %v", err)
-		return 1
-	}
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		r.logf("ERROR", "streaming.StreamJob", "Error Launching job : %v", err)
-		return 1
+	for _, d := range []string{filepath.Join(r.output, "_temporary", "1"), filepath.Join(r.appDir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			r.logf("ERROR", "streaming.StreamJob", "Error Launching job : %v", err)
+			return 1
+		}
 	}
 	r.logf("INFO", "mapreduce.Job", "Job %s running in uber mode : false", r.jobID)
 	r.progress()
+	if err := r.runTasks(ctx); err != nil {
+		r.failJob(ctx, err)
+		return 1
+	}
+	r.logf("INFO", "mapreduce.Job", "Job %s completed successfully", r.jobID)
+	r.printCounters()
+	r.logf("INFO", "streaming.StreamJob", "Output directory: %s", r.outURI)
+	ok = true
+	return 0
+}
 
+// writePID writes the emulator's pid to STATE/jobs/JOBID.pid, where
+// `mapred job -kill` finds it, and returns the file's path.
+func (r *run) writePID() (string, error) {
+	jobsDir := filepath.Join(stateDir(r.env), "jobs")
+	if err := os.MkdirAll(jobsDir, 0o755); err != nil {
+		return "", err
+	}
+	pidFile := filepath.Join(jobsDir, r.jobID+".pid")
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return "", err
+	}
+	return pidFile, nil
+}
+
+// submit prints the lines of a job's submission, as `hadoop jar` does.
+func (r *run) submit() {
+	fmt.Fprintf(r.stdout, "packageJobJar: [] [%s] %s tmpDir=null\n", r.o.jar, filepath.Join(os.TempDir(), fmt.Sprintf("streamjob%d.jar", r.ts)))
+	r.logf("INFO", "streamemu.Emulator", "trawl's emulation of Hadoop Streaming: no cluster, no HDFS; tasks run as local processes under %s", r.appDir)
+	r.logf("INFO", "mapred.FileInputFormat", "Total input files to process : %d", len(r.o.inputs))
+	r.logf("INFO", "mapreduce.JobSubmitter", "number of splits:%d", len(r.splits))
+	r.logf("INFO", "mapreduce.JobSubmitter", "Submitting tokens for job: %s", r.jobID)
+	r.logf("INFO", "mapreduce.JobSubmitter", "Executing with tokens: []")
+	r.logf("INFO", "impl.YarnClientImpl", "Submitted application %s", r.appID)
+	r.logf("INFO", "mapreduce.Job", "The url to track the job: file://%s/", filepath.Join(r.appDir, "logs"))
+	r.logf("INFO", "mapreduce.Job", "Running job: %s", r.jobID)
+}
+
+// runTasks runs the map phase, then the reduce phase, and commits the
+// job.
+func (r *run) runTasks(ctx context.Context) error {
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	err := r.phase(jctx, cancel, 0, len(r.splits))
@@ -345,30 +417,28 @@ func (r *run) run(ctx context.Context) int {
 			r.logf("ERROR", "output.FileOutputCommitter", "Job commit failed: %v", err)
 		}
 	}
-	if err != nil {
-		state, reason := "FAILED", err.Error()
-		if ctx.Err() != nil {
-			state, reason = "KILLED", "Job received Kill while in RUNNING state."
-		} else if r.failedOne != "" {
-			kind := 0
-			if strings.Contains(r.failedOne, "_r_") {
-				kind = 1
-			}
-			reason = fmt.Sprintf("Task failed %s\nJob failed as tasks failed. failedMaps:%d failedReduces:%d killedMaps:0 killedReduces: 0\n",
-				r.failedOne, 1-kind, kind)
+	return err
+}
+
+// failJob removes the job's temporary output and prints its end: KILLED
+// if ctx was cancelled, else FAILED, naming the task that failed it.
+func (r *run) failJob(ctx context.Context, err error) {
+	state, reason := "FAILED", err.Error()
+	if ctx.Err() != nil {
+		state, reason = "KILLED", "Job received Kill while in RUNNING state."
+	} else if r.failedOne != "" {
+		kind := 0
+		if strings.Contains(r.failedOne, "_r_") {
+			kind = 1
 		}
-		_ = os.RemoveAll(filepath.Join(r.output, "_temporary"))
-		r.logf("INFO", "mapreduce.Job", "Job %s failed with state %s due to: %s", r.jobID, state, reason)
-		r.printCounters()
-		r.logf("ERROR", "streaming.StreamJob", "Job not successful!")
-		fmt.Fprintln(r.errw, "Streaming Command Failed!")
-		return 1
+		reason = fmt.Sprintf("Task failed %s\nJob failed as tasks failed. failedMaps:%d failedReduces:%d killedMaps:0 killedReduces: 0\n",
+			r.failedOne, 1-kind, kind)
 	}
-	r.logf("INFO", "mapreduce.Job", "Job %s completed successfully", r.jobID)
+	_ = os.RemoveAll(filepath.Join(r.output, "_temporary"))
+	r.logf("INFO", "mapreduce.Job", "Job %s failed with state %s due to: %s", r.jobID, state, reason)
 	r.printCounters()
-	r.logf("INFO", "streaming.StreamJob", "Output directory: %s", r.outURI)
-	ok = true
-	return 0
+	r.logf("ERROR", "streaming.StreamJob", "Job not successful!")
+	fmt.Fprintln(r.errw, "Streaming Command Failed!")
 }
 
 // phase runs n tasks of kind (0 map, 1 reduce), at most r.slots attempts

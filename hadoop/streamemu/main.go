@@ -115,6 +115,7 @@ func parseJar(args []string) (*options, error) {
 	generic := true
 	for i := 0; i < len(rest); i++ {
 		a := rest[i]
+		// next takes the option's argument.
 		next := func() (string, error) {
 			if i+1 >= len(rest) {
 				return "", fmt.Errorf("Missing argument for option: %s", strings.TrimPrefix(a, "-"))
@@ -122,80 +123,103 @@ func parseJar(args []string) (*options, error) {
 			i++
 			return rest[i], nil
 		}
+		var err error
 		switch {
 		case a == "-D" || (strings.HasPrefix(a, "-D") && len(a) > 2):
 			if !generic {
 				return nil, fmt.Errorf("Unrecognized option: %s (generic options such as -D go before the streaming options)", a)
 			}
-			kv := strings.TrimPrefix(a, "-D")
-			if kv == "" {
-				v, err := next()
-				if err != nil {
-					return nil, err
-				}
-				kv = v
-			}
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, fmt.Errorf("bad -D option %q: want KEY=VALUE", kv)
-			}
-			o.conf[k] = v
+			err = o.define(strings.TrimPrefix(a, "-D"), next)
 		case a == "-files":
 			if !generic {
 				return nil, fmt.Errorf("Unrecognized option: %s (generic options such as -files go before the streaming options)", a)
 			}
-			v, err := next()
-			if err != nil {
-				return nil, err
+			var v string
+			if v, err = next(); err == nil {
+				o.files = append(o.files, strings.Split(v, ",")...)
 			}
-			o.files = append(o.files, strings.Split(v, ",")...)
 		case a == "-libjars" || a == "-archives" || a == "-conf" || a == "-fs" || a == "-jt":
 			return nil, fmt.Errorf("emulator: the generic option %s is not supported", a)
 		default:
 			generic = false
-			var err error
-			var v string
-			switch a {
-			case "-input", "-output", "-mapper", "-reducer", "-inputformat", "-partitioner", "-numReduceTasks", "-cmdenv":
-				if v, err = next(); err != nil {
-					return nil, err
-				}
-			case "-verbose":
-				continue
-			case "-combiner", "-outputformat", "-file", "-jobconf", "-lazyOutput", "-background", "-io", "-mapdebug", "-reducedebug", "-inputreader":
-				return nil, fmt.Errorf("emulator: the streaming option %s is not supported", a)
-			default:
-				return nil, fmt.Errorf("Unrecognized option: %s", a)
-			}
-			switch a {
-			case "-input":
-				o.inputs = append(o.inputs, strings.Split(v, ",")...)
-			case "-output":
-				o.output = v
-			case "-mapper":
-				o.mapper = v
-			case "-reducer":
-				o.reducer = v
-			case "-inputformat":
-				o.inFmt = v
-			case "-partitioner":
-				o.part = v
-			case "-numReduceTasks":
-				o.conf["mapreduce.job.reduces"] = v
-			case "-cmdenv":
-				o.cmdenv = append(o.cmdenv, v)
-			}
+			err = o.streamingOption(a, next)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	switch {
-	case len(o.inputs) == 0:
-		return nil, errors.New("Required argument: -input <name>")
-	case o.output == "":
-		return nil, errors.New("Required argument: -output")
-	case o.mapper == "":
-		return nil, errors.New("emulator: -mapper is required (the emulator has no identity mapper)")
+	if err := o.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// define reads a -D option: KEY=VALUE in kv, or if kv is empty in the
+// next argument.
+func (o *options) define(kv string, next func() (string, error)) error {
+	if kv == "" {
+		v, err := next()
+		if err != nil {
+			return err
+		}
+		kv = v
+	}
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok {
+		return fmt.Errorf("bad -D option %q: want KEY=VALUE", kv)
+	}
+	o.conf[k] = v
+	return nil
+}
+
+// streamingOption reads streaming option a (and its argument, from next).
+func (o *options) streamingOption(a string, next func() (string, error)) error {
+	var v string
+	var err error
+	switch a {
+	case "-input", "-output", "-mapper", "-reducer", "-inputformat", "-partitioner", "-numReduceTasks", "-cmdenv":
+		if v, err = next(); err != nil {
+			return err
+		}
+	case "-verbose":
+		return nil
+	case "-combiner", "-outputformat", "-file", "-jobconf", "-lazyOutput", "-background", "-io", "-mapdebug", "-reducedebug", "-inputreader":
+		return fmt.Errorf("emulator: the streaming option %s is not supported", a)
+	default:
+		return fmt.Errorf("Unrecognized option: %s", a)
+	}
+	switch a {
+	case "-input":
+		o.inputs = append(o.inputs, strings.Split(v, ",")...)
+	case "-output":
+		o.output = v
+	case "-mapper":
+		o.mapper = v
+	case "-reducer":
+		o.reducer = v
+	case "-inputformat":
+		o.inFmt = v
+	case "-partitioner":
+		o.part = v
+	case "-numReduceTasks":
+		o.conf["mapreduce.job.reduces"] = v
+	case "-cmdenv":
+		o.cmdenv = append(o.cmdenv, v)
+	}
+	return nil
+}
+
+// check checks that the required streaming options are there.
+func (o *options) check() error {
+	switch {
+	case len(o.inputs) == 0:
+		return errors.New("Required argument: -input <name>")
+	case o.output == "":
+		return errors.New("Required argument: -output")
+	case o.mapper == "":
+		return errors.New("emulator: -mapper is required (the emulator has no identity mapper)")
+	}
+	return nil
 }
 
 // failedAttempts counts the job's failed task attempts.

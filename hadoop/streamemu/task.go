@@ -42,63 +42,47 @@ type attemptResult struct {
 	outBytes int64
 }
 
+// taskAttempt is one attempt of a task: its ids and directories, its
+// process, and what it produced.
+type taskAttempt struct {
+	r         *run
+	kind, i   int    // the task: kind 0 map, 1 reduce; i its number
+	id        string // Hadoop's attempt id, attempt_...
+	taskID    string
+	container string // the container's working directory
+	logDir    string
+	work      string // the attempt's work output directory
+	failFirst bool   // this attempt fails as EnvFailFirstAttempts asks
+
+	res       *attemptResult
+	active    atomic.Int64 // UnixNano of the task's last sign of life
+	sawOutput atomic.Bool
+	halfFed   chan struct{} // closed when a failing reduce attempt got half its input
+
+	mu       sync.Mutex
+	ioErr    error  // the first error reading the task's output
+	killedBy string // why the emulator killed the process
+}
+
 // attempt runs one attempt of task i of kind (0 map, 1 reduce) and
 // commits it if it succeeds (FileOutputCommitter's task commit: its work
 // directory becomes the task's committed directory; a map's output
 // becomes available to the reduces). A failed attempt's work directory is
 // removed.
 func (r *run) attempt(ctx context.Context, kind, i, a int) (err error) {
-	ph := []string{"m", "r"}[kind]
-	attemptID := fmt.Sprintf("attempt_%d_0001_%s_%06d_%d", r.ts, ph, i, a)
-	taskID := r.taskID(kind, i)
-	r.mu.Lock()
-	r.fw.launched[kind]++
-	r.containerSeq++
-	seq := r.containerSeq
-	r.mu.Unlock()
-	container := filepath.Join(r.appDir, "containers", fmt.Sprintf("container_%d_0001_01_%06d", r.ts, seq+1))
-	logDir := filepath.Join(r.appDir, "logs", attemptID)
-	work := filepath.Join(r.output, "_temporary", "1", "_temporary", attemptID)
-	defer os.RemoveAll(container)
+	ta := r.newAttempt(kind, i, a)
+	defer os.RemoveAll(ta.container)
 	defer func() {
 		if err != nil {
-			_ = os.RemoveAll(work) // abortTask
-			r.mu.Lock()
-			if ctx.Err() != nil {
-				r.fw.killed[kind]++
-			} else {
-				r.fw.failed[kind]++
-			}
-			r.mu.Unlock()
-			if ctx.Err() == nil {
-				r.logf("INFO", "mapreduce.Job", "Task Id : %s, Status : FAILED", attemptID)
-				fmt.Fprintf(r.errw, "%v\n", err)
-			}
+			r.abortAttempt(ctx, ta, err)
 		}
 	}()
-	for _, d := range []string{filepath.Join(container, "tmp"), logDir, work} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("Error: %w", err)
-		}
+	if err := ta.localize(); err != nil {
+		return err
 	}
-	for _, f := range r.files {
-		if err := os.Symlink(f.src, filepath.Join(container, f.name)); err != nil {
-			return fmt.Errorf("Error: localizing %s: %w", f.name, err)
-		}
-	}
-	argv := r.mapCmd
-	if kind == 1 {
-		argv = r.redCmd
-	}
-	prog := argv[0]
-	if !filepath.IsAbs(prog) {
-		if p := filepath.Join(container, prog); fileExists(p) {
-			prog = p
-		} else if p, err := exec.LookPath(prog); err == nil {
-			prog = p
-		} else {
-			return fmt.Errorf("Error: java.io.IOException: Cannot run program %q: error=2, No such file or directory", argv[0])
-		}
+	cmd, err := ta.command()
+	if err != nil {
+		return err
 	}
 	var input []record
 	if kind == 1 {
@@ -106,140 +90,143 @@ func (r *run) attempt(ctx context.Context, kind, i, a int) (err error) {
 			return fmt.Errorf("Error: reading the map outputs: %w", err)
 		}
 	}
-
-	cmd := exec.Command(prog, argv[1:]...)
-	cmd.Dir = container
-	cmd.Env = r.taskEnv(kind, i, attemptID, taskID, container, work)
-	stdin, err := cmd.StdinPipe()
+	code, err := ta.run(ctx, cmd, input)
 	if err != nil {
 		return err
+	}
+	if err := ta.outcome(ctx, code); err != nil {
+		return err
+	}
+	return r.commitTask(kind, i, ta.work, ta.res)
+}
+
+// newAttempt counts a launched attempt a of task i of kind and names its
+// container and directories.
+func (r *run) newAttempt(kind, i, a int) *taskAttempt {
+	ph := []string{"m", "r"}[kind]
+	id := fmt.Sprintf("attempt_%d_0001_%s_%06d_%d", r.ts, ph, i, a)
+	r.mu.Lock()
+	r.fw.launched[kind]++
+	r.containerSeq++
+	seq := r.containerSeq
+	r.mu.Unlock()
+	ta := &taskAttempt{r: r, kind: kind, i: i, id: id, taskID: r.taskID(kind, i),
+		container: filepath.Join(r.appDir, "containers", fmt.Sprintf("container_%d_0001_01_%06d", r.ts, seq+1)),
+		logDir:    filepath.Join(r.appDir, "logs", id),
+		work:      filepath.Join(r.output, "_temporary", "1", "_temporary", id),
+		failFirst: r.failFirst && a == 0,
+		res:       &attemptResult{counters: map[string]map[string]int64{}},
+		halfFed:   make(chan struct{})}
+	if kind == 0 && !r.mapOnly {
+		ta.res.parts = make([][]record, r.reduces)
+	}
+	return ta
+}
+
+// abortAttempt removes a failed attempt's work directory (abortTask) and
+// counts it as failed, or as killed if the job was.
+func (r *run) abortAttempt(ctx context.Context, ta *taskAttempt, err error) {
+	_ = os.RemoveAll(ta.work) // abortTask
+	r.mu.Lock()
+	if ctx.Err() != nil {
+		r.fw.killed[ta.kind]++
+	} else {
+		r.fw.failed[ta.kind]++
+	}
+	r.mu.Unlock()
+	if ctx.Err() == nil {
+		r.logf("INFO", "mapreduce.Job", "Task Id : %s, Status : FAILED", ta.id)
+		fmt.Fprintf(r.errw, "%v\n", err)
+	}
+}
+
+// localize makes the attempt's directories and links the job's -files
+// into its container.
+func (ta *taskAttempt) localize() error {
+	for _, d := range []string{filepath.Join(ta.container, "tmp"), ta.logDir, ta.work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("Error: %w", err)
+		}
+	}
+	for _, f := range ta.r.files {
+		if err := os.Symlink(f.src, filepath.Join(ta.container, f.name)); err != nil {
+			return fmt.Errorf("Error: localizing %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// command is the task's -mapper or -reducer command, run in the
+// container; a relative program is looked for there, then in PATH.
+func (ta *taskAttempt) command() (*exec.Cmd, error) {
+	argv := ta.argv()
+	prog := argv[0]
+	if !filepath.IsAbs(prog) {
+		if p := filepath.Join(ta.container, prog); fileExists(p) {
+			prog = p
+		} else if p, err := exec.LookPath(prog); err == nil {
+			prog = p
+		} else {
+			return nil, fmt.Errorf("Error: java.io.IOException: Cannot run program %q: error=2, No such file or directory", argv[0])
+		}
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Dir = ta.container
+	cmd.Env = ta.r.taskEnv(ta.kind, ta.i, ta.id, ta.taskID, ta.container, ta.work)
+	return cmd, nil
+}
+
+// argv is the task's -mapper or -reducer command line.
+func (ta *taskAttempt) argv() []string {
+	if ta.kind == 1 {
+		return ta.r.redCmd
+	}
+	return ta.r.mapCmd
+}
+
+// run runs the task's process: feeds it its input (a map's split lines,
+// a reduce's records), reads its output and stderr, and kills it when
+// the job is killed, the task times out or an emulated failure is due.
+// It returns the process's exit code (128+signal if a signal ended it).
+func (ta *taskAttempt) run(ctx context.Context, cmd *exec.Cmd, input []record) (int, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("Error: java.io.IOException: Cannot run program %q: %v", argv[0], err)
+		return 0, fmt.Errorf("Error: java.io.IOException: Cannot run program %q: %v", ta.argv()[0], err)
 	}
-	var active atomic.Int64
-	touch := func() { active.Store(time.Now().UnixNano()) }
-	touch()
-	res := &attemptResult{counters: map[string]map[string]int64{}}
-	if kind == 0 && !r.mapOnly {
-		res.parts = make([][]record, r.reduces)
-	}
-	var sawOutput atomic.Bool
+	ta.touch()
 	var readers sync.WaitGroup
 	readers.Add(2)
-	var errMu sync.Mutex
-	var ioErr error
-	setErr := func(e error) {
-		errMu.Lock()
-		if ioErr == nil {
-			ioErr = e
-		}
-		errMu.Unlock()
-	}
 	go func() {
 		defer readers.Done()
-		if err := r.readStderr(stderr, filepath.Join(logDir, "stderr"), res, touch); err != nil {
-			setErr(err)
-		}
+		ta.setIOErr(ta.r.readStderr(stderr, filepath.Join(ta.logDir, "stderr"), ta.res, ta.touch))
 	}()
 	go func() {
 		defer readers.Done()
-		if err := r.readStdout(kind, i, stdout, work, res, touch, &sawOutput); err != nil {
-			setErr(err)
-		}
+		ta.setIOErr(ta.r.readStdout(ta.kind, ta.i, stdout, ta.work, ta.res, ta.touch, &ta.sawOutput))
 	}()
-
-	failFirst := r.failFirst && a == 0
-	var killMu sync.Mutex
-	killedBy := "" // why the emulator killed the process
-	kill := func(why string) {
-		killMu.Lock()
-		defer killMu.Unlock()
-		if killedBy == "" {
-			killedBy = why
-			_ = cmd.Process.Kill()
-		}
-	}
-	halfFed := make(chan struct{})
 	var feeder sync.WaitGroup
 	feeder.Add(1)
 	go func() {
 		defer feeder.Done()
-		defer stdin.Close()
-		w := bufio.NewWriter(stdin)
-		if kind == 0 {
-			sp := r.splits[i]
-			for k, l := range sp.lines {
-				fmt.Fprintf(w, "%d\t%s\n", sp.offsets[k], l)
-			}
-			res.inRecs = int64(len(sp.lines))
-			_ = w.Flush()
-			return
-		}
-		var prev []byte
-		for k, rec := range input {
-			if failFirst && k == len(input)/2 {
-				_ = w.Flush()
-				close(halfFed)
-				return
-			}
-			if k == 0 || !bytes.Equal(rec.key, prev) {
-				res.groups++
-			}
-			prev = rec.key
-			w.Write(rec.key)
-			w.WriteByte('\t')
-			w.Write(rec.value)
-			if err := w.WriteByte('\n'); err != nil {
-				return
-			}
-			if w.Buffered() == 0 {
-				touch()
-			}
-		}
-		res.inRecs = int64(len(input))
-		if failFirst && len(input) == 0 {
-			close(halfFed)
-		}
-		_ = w.Flush()
+		ta.feed(stdin, input)
 	}()
 	stop := make(chan struct{})
 	var watch sync.WaitGroup
 	watch.Add(1)
 	go func() {
 		defer watch.Done()
-		tk := time.NewTicker(5 * time.Millisecond)
-		defer tk.Stop()
-		started := time.Now()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				kill("killed")
-				return
-			case <-halfFed:
-				kill("emulated")
-				return
-			case <-tk.C:
-			}
-			if r.timeout > 0 && time.Since(time.Unix(0, active.Load())) > r.timeout {
-				kill("timeout")
-				return
-			}
-			if failFirst && kind == 0 && (sawOutput.Load() || hasFiles(work) || time.Since(started) > 10*time.Second) {
-				kill("emulated")
-				return
-			}
-		}
+		ta.watch(ctx, cmd, stop)
 	}()
 	readers.Wait()
 	werr := cmd.Wait()
@@ -247,36 +234,144 @@ func (r *run) attempt(ctx context.Context, kind, i, a int) (err error) {
 	watch.Wait()
 	feeder.Wait()
 
-	code := 0
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			code = 128 + int(ws.Signal())
-		} else {
-			code = ee.ExitCode()
+			return 128 + int(ws.Signal()), nil
 		}
+		return ee.ExitCode(), nil
 	} else if werr != nil {
-		return fmt.Errorf("Error: %w", werr)
+		return 0, fmt.Errorf("Error: %w", werr)
 	}
-	killMu.Lock()
-	why := killedBy
-	killMu.Unlock()
+	return 0, nil
+}
+
+// touch records a sign of life of the task.
+func (ta *taskAttempt) touch() { ta.active.Store(time.Now().UnixNano()) }
+
+// setIOErr keeps err if it is the first error reading the task's output.
+func (ta *taskAttempt) setIOErr(err error) {
+	if err == nil {
+		return
+	}
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	if ta.ioErr == nil {
+		ta.ioErr = err
+	}
+}
+
+// kill kills the task's process for why ("killed", "timeout",
+// "emulated"), unless the emulator killed it already.
+func (ta *taskAttempt) kill(cmd *exec.Cmd, why string) {
+	ta.mu.Lock()
+	defer ta.mu.Unlock()
+	if ta.killedBy == "" {
+		ta.killedBy = why
+		_ = cmd.Process.Kill()
+	}
+}
+
+// feed writes the task's input to stdin and closes it: a map's split
+// lines (OFFSET<TAB>LINE, as NLineInputFormat gives them), or a reduce's
+// records (KEY<TAB>VALUE), counting its groups. A first attempt that is
+// to fail stops half way through a reduce's input and closes halfFed.
+func (ta *taskAttempt) feed(stdin io.WriteCloser, input []record) {
+	defer stdin.Close()
+	res := ta.res
+	w := bufio.NewWriter(stdin)
+	if ta.kind == 0 {
+		sp := ta.r.splits[ta.i]
+		for k, l := range sp.lines {
+			fmt.Fprintf(w, "%d\t%s\n", sp.offsets[k], l)
+		}
+		res.inRecs = int64(len(sp.lines))
+		_ = w.Flush()
+		return
+	}
+	var prev []byte
+	for k, rec := range input {
+		if ta.failFirst && k == len(input)/2 {
+			_ = w.Flush()
+			close(ta.halfFed)
+			return
+		}
+		if k == 0 || !bytes.Equal(rec.key, prev) {
+			res.groups++
+		}
+		prev = rec.key
+		w.Write(rec.key)
+		w.WriteByte('\t')
+		w.Write(rec.value)
+		if err := w.WriteByte('\n'); err != nil {
+			return
+		}
+		if w.Buffered() == 0 {
+			ta.touch()
+		}
+	}
+	res.inRecs = int64(len(input))
+	if ta.failFirst && len(input) == 0 {
+		close(ta.halfFed)
+	}
+	_ = w.Flush()
+}
+
+// watch kills the task's process, until stop is closed, when the job is
+// killed, when the task has been silent longer than the task timeout, or
+// when a first attempt that is to fail has started writing output (a
+// map) or got half its input (a reduce).
+func (ta *taskAttempt) watch(ctx context.Context, cmd *exec.Cmd, stop <-chan struct{}) {
+	r := ta.r
+	tk := time.NewTicker(5 * time.Millisecond)
+	defer tk.Stop()
+	started := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			ta.kill(cmd, "killed")
+			return
+		case <-ta.halfFed:
+			ta.kill(cmd, "emulated")
+			return
+		case <-tk.C:
+		}
+		if r.timeout > 0 && time.Since(time.Unix(0, ta.active.Load())) > r.timeout {
+			ta.kill(cmd, "timeout")
+			return
+		}
+		if ta.failFirst && ta.kind == 0 && (ta.sawOutput.Load() || hasFiles(ta.work) || time.Since(started) > 10*time.Second) {
+			ta.kill(cmd, "emulated")
+			return
+		}
+	}
+}
+
+// outcome is the error of an attempt whose process exited with code, as
+// Hadoop reports it, or nil if the attempt succeeded.
+func (ta *taskAttempt) outcome(ctx context.Context, code int) error {
+	ta.mu.Lock()
+	why, ioErr := ta.killedBy, ta.ioErr
+	ta.mu.Unlock()
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case why == "timeout":
-		return fmt.Errorf("AttemptID:%s Timed out after %d secs", attemptID, int(r.timeout.Seconds()))
-	case why == "emulated" || (failFirst && code == 0):
+		return fmt.Errorf("AttemptID:%s Timed out after %d secs", ta.id, int(ta.r.timeout.Seconds()))
+	case why == "emulated" || (ta.failFirst && code == 0):
 		return fmt.Errorf("Error: emulated failure (%s=1): the first attempt's process was killed (exit code %d) and its output discarded", EnvFailFirstAttempts, code)
 	case code != 0:
+		kind := []string{"Mapper", "Reducer"}[ta.kind]
 		return fmt.Errorf("Error: java.lang.RuntimeException: PipeMapRed.waitOutputThreads(): subprocess failed with code %d\n"+
 			"\tat org.apache.hadoop.streaming.PipeMapRed.waitOutputThreads(PipeMapRed.java:326)\n"+
 			"\tat org.apache.hadoop.streaming.PipeMapRed.mapRedFinished(PipeMapRed.java:539)\n"+
-			"\tat org.apache.hadoop.streaming.Pipe%s.close(Pipe%s.java:130)", code, []string{"Mapper", "Reducer"}[kind], []string{"Mapper", "Reducer"}[kind])
+			"\tat org.apache.hadoop.streaming.Pipe%s.close(Pipe%s.java:130)", code, kind, kind)
 	case ioErr != nil:
 		return fmt.Errorf("Error: %w", ioErr)
 	}
-	return r.commitTask(kind, i, work, res)
+	return nil
 }
 
 // commitTask makes a successful attempt's output the task's.
