@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trawl/trawl/internal/jsonrec"
 	"github.com/trawl/trawl/parquetio"
 )
 
@@ -274,7 +275,7 @@ type jsonDatum struct {
 	FetchInterval int32             `json:"fetch_interval"`
 	FixedInterval bool              `json:"fixed_interval"`
 	Retries       int32             `json:"retries"`
-	Score         jsonFloat         `json:"score"`
+	Score         float32           `json:"score"` // NaN and infinities: null
 	Signature     *string           `json:"signature"`
 	HTTPStatus    int32             `json:"http_status"`
 	ContentType   string            `json:"content_type"`
@@ -304,17 +305,6 @@ type jsonObservation struct {
 	Changed bool   `json:"changed"`
 }
 
-// jsonFloat is a float32 that encodes NaN and infinities as null.
-type jsonFloat float32
-
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	v := float64(f)
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return []byte("null"), nil
-	}
-	return strconv.AppendFloat(nil, v, 'g', -1, 32), nil
-}
-
 func optTime(t time.Time) *string {
 	if t.IsZero() {
 		return nil
@@ -328,12 +318,21 @@ func optTime(t time.Time) *string {
 // for never), the signature as hex (null if none), features as an object
 // with their column names.
 func MarshalDatumJSON(d *Datum) ([]byte, error) {
+	return appendDatumJSON(nil, d), nil
+}
+
+// datumEncoder encodes a jsonDatum byte for byte as encoding/json.Marshal
+// would (the JSON dumps of the CrawlDB and of segments share one encoder).
+var datumEncoder = jsonrec.New[jsonDatum](jsonrec.Options{EscapeHTML: true})
+
+// appendDatumJSON appends the MarshalDatumJSON object of d to b.
+func appendDatumJSON(b []byte, d *Datum) []byte {
 	j := jsonDatum{
 		URL: d.URL, Host: d.Host, Status: d.Status.String(),
 		FetchTime: optTime(d.FetchTime), PrevFetchTime: optTime(d.PrevFetchTime),
 		ModifiedTime: optTime(d.ModifiedTime), GenerateTime: optTime(d.GenerateTime),
 		FetchInterval: d.FetchInterval, FixedInterval: d.FixedInterval, Retries: d.Retries,
-		Score: jsonFloat(d.Score), HTTPStatus: d.HTTPStatus, ContentType: d.ContentType,
+		Score: d.Score, HTTPStatus: d.HTTPStatus, ContentType: d.ContentType,
 		ETag: d.ETag, LastModified: d.LastModified, FetchCount: d.FetchCount, ChangeCount: d.ChangeCount,
 		History: make([]jsonObservation, len(d.History)), Features: jsonFeatures(d.Features), ClusterID: d.ClusterID,
 		ClusterSample: d.ClusterSample, Source: string(d.Source), Metadata: d.Metadata,
@@ -348,15 +347,12 @@ func MarshalDatumJSON(d *Datum) ([]byte, error) {
 	if j.Metadata == nil {
 		j.Metadata = map[string]string{}
 	}
-	b, err := json.Marshal(&j)
-	if err != nil {
-		return nil, fmt.Errorf("crawldb: json %s: %w", d.URL, err)
-	}
-	return b, nil
+	return datumEncoder.Append(b, &j)
 }
 
 type jsonWriter struct {
-	w *bufio.Writer
+	w   *bufio.Writer
+	buf []byte
 }
 
 // NewJSONWriter returns a JSON Lines DumpWriter: one MarshalDatumJSON
@@ -364,12 +360,8 @@ type jsonWriter struct {
 func NewJSONWriter(w io.Writer) DumpWriter { return &jsonWriter{w: bufio.NewWriterSize(w, 64<<10)} }
 
 func (j *jsonWriter) Write(d *Datum) error {
-	b, err := MarshalDatumJSON(d)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if _, err := j.w.Write(b); err != nil {
+	j.buf = append(appendDatumJSON(j.buf[:0], d), '\n')
+	if _, err := j.w.Write(j.buf); err != nil {
 		return fmt.Errorf("crawldb: json dump: %w", err)
 	}
 	return nil

@@ -40,9 +40,14 @@ type LockInfo struct {
 
 // LockOptions configures LockWith. The zero value is usable.
 type LockOptions struct {
-	// MaxAge is the age past which a lock is stale. 0 means
-	// DefaultLockMaxAge; a negative value disables the age test.
+	// MaxAge is the age past which a lock is stale (on a file system
+	// without OS locks); 0 means DefaultLockMaxAge (see NoMaxAge). It
+	// must not be negative.
 	MaxAge time.Duration
+	// NoMaxAge turns the age test off: a lock is stale only when its
+	// holder is known dead (the lock.maxAge setting 0). MaxAge must then
+	// be 0.
+	NoMaxAge bool
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
 	// Host and PID identify this process; empty and 0 mean os.Hostname
@@ -190,7 +195,12 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 		now = opts.Now
 	}
 	maxAge := opts.MaxAge
-	if maxAge == 0 {
+	switch {
+	case maxAge < 0:
+		return nil, fmt.Errorf("crawldb: lock: negative maximum age %v", maxAge)
+	case opts.NoMaxAge && maxAge != 0:
+		return nil, fmt.Errorf("crawldb: lock: a maximum age of %v and none at once", maxAge)
+	case maxAge == 0 && !opts.NoMaxAge:
 		maxAge = DefaultLockMaxAge
 	}
 	host := opts.Host

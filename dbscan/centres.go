@@ -128,27 +128,39 @@ type centreOut struct {
 
 func labelKey(l int32) string { return fmt.Sprintf("%010d", l) }
 
-// newCentresJob groups the members by cluster; a reduce holds one
-// cluster's members in memory.
-func newCentresJob(m map[string]string) (*mapreduce.Job[memberRow, centreOut], error) {
-	c := &conf{m: m}
-	members := c.str(confOut + outMembers)
-	centres, samples := c.str(confOut+outCentres), c.str(confOut+outSamples)
-	k, rate := c.int(confMinSamples), c.float(confSampleRate)
-	reduces := c.int(confReduces)
-	if c.err != nil {
-		return nil, c.err
+// centresSpec is the centres job: it groups the members (the label job's
+// memberRows) by cluster, a reduce holding one cluster's members in
+// memory, and writes each cluster's Centre and Samples.
+type centresSpec struct {
+	// Reduces is the number of reduce tasks.
+	Reduces int
+	// MinSamples (K) and SampleRate (R) choose the samples (see
+	// SampleCount).
+	MinSamples int
+	SampleRate float64
+	// Members is the input.
+	Members string
+	// Centres and Samples are the outputs.
+	Centres, Samples string
+}
+
+// JobName is JobCentres.
+func (centresSpec) JobName() string { return JobCentres }
+
+// Job builds the centres job.
+func (s centresSpec) Job() (mapreduce.Runnable, error) {
+	if err := checkSamples(s.MinSamples, s.SampleRate); err != nil {
+		return nil, err
 	}
 	return &mapreduce.Job[memberRow, centreOut]{
 		Name: JobCentres,
-		Conf: m,
 		Inputs: []mapreduce.Input[memberRow]{
-			mapreduce.From(members, func(t *mapreduce.Task, r memberRow, emit mapreduce.Emit[memberRow]) error {
+			mapreduce.From(s.Members, func(t *mapreduce.Task, r memberRow, emit mapreduce.Emit[memberRow]) error {
 				emit(labelKey(r.Label), r)
 				return nil
 			}, mapreduce.RequireSuccess()),
 		},
-		NumReduce: reduces,
+		NumReduce: s.Reduces,
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[memberRow], out func(centreOut)) error {
 			var ms []member
 			label := int32(-1)
@@ -161,19 +173,27 @@ func newCentresJob(m map[string]string) (*mapreduce.Job[memberRow, centreOut], e
 			for i := range ms {
 				ms[i].index = i
 			}
-			centre, near, err := summarize(label, ms, k, rate)
+			centre, near, err := summarize(label, ms, s.MinSamples, s.SampleRate)
 			if err != nil {
 				return err
 			}
 			out(centreOut{Centre: &centre})
-			for rank, s := range near {
-				out(centreOut{Sample: &Sample{Label: label, Rank: int32(rank), Key: s.key, Distance: s.dist}})
+			for rank, m := range near {
+				out(centreOut{Sample: &Sample{Label: label, Rank: int32(rank), Key: m.key, Distance: m.dist}})
 			}
 			return nil
 		},
 		Outputs: []mapreduce.Output[centreOut]{
-			mapreduce.WriteRouted(centres, func(o centreOut) (Centre, bool) { return deref(o.Centre) }),
-			mapreduce.WriteRouted(samples, func(o centreOut) (Sample, bool) { return deref(o.Sample) }),
+			mapreduce.WriteRouted(s.Centres, func(o centreOut) (Centre, bool) { return deref(o.Centre) }),
+			mapreduce.WriteRouted(s.Samples, func(o centreOut) (Sample, bool) { return deref(o.Sample) }),
 		},
 	}, nil
+}
+
+// checkSamples checks the samples' K and R: K >= 0 and 0 <= R <= 1.
+func checkSamples(k int, rate float64) error {
+	if k < 0 || rate < 0 || rate > 1 || math.IsNaN(rate) {
+		return fmt.Errorf("dbscan: samples: K %d and rate %v (K >= 0, 0 <= R <= 1)", k, rate)
+	}
+	return nil
 }

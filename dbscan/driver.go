@@ -2,14 +2,12 @@ package dbscan
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
+	"log/slog"
 	"path"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,23 +15,6 @@ import (
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/storage"
 )
-
-// execute runs one engine job of Run on eng.
-func execute(ctx context.Context, eng mapreduce.Engine, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-	return eng.Run(ctx, confJob{name: name, conf: conf, job: job})
-}
-
-// confJob is a job whose configuration is still a map of hand-written
-// keys, run through the Runner until it has a spec of its own.
-type confJob struct {
-	name string
-	conf map[string]string
-	job  mapreduce.Runnable
-}
-
-func (c confJob) JobName() string                  { return c.name }
-func (c confJob) Job() (mapreduce.Runnable, error) { return c.job, nil }
-func (c confJob) SpecConf() map[string]string      { return c.conf }
 
 // JobConfig configures Run.
 type JobConfig struct {
@@ -138,242 +119,318 @@ const (
 	DirParams     = "params"
 )
 
+// maxPartitions is the most boxes a Run may ask for.
+const maxPartitions = 10000
+
+// labelsFile is the work directory's file of the local clusters' labels,
+// the label job's side file.
+const labelsFile = "labels.parquet"
+
+// Validate checks the configuration, as Run does before it starts:
+// DBSCAN's parameters, the source, the directories, the samples' K and R,
+// and the number of partitions.
+func (c JobConfig) Validate() error {
+	if err := (Params{Eps: c.Eps, MinPts: c.MinPts}).Validate(); err != nil {
+		return err
+	}
+	if err := c.Source.Validate(); err != nil {
+		return err
+	}
+	if c.Work == "" || c.Output == "" {
+		return errors.New("dbscan: a work and an output directory are needed")
+	}
+	if err := checkSamples(c.MinSamples, c.SampleRate); err != nil {
+		return err
+	}
+	if parts := c.partitions(); parts > maxPartitions {
+		return fmt.Errorf("dbscan: %d partitions is more than %d", parts, maxPartitions)
+	}
+	return nil
+}
+
+// partitions is Partitions, or GOMAXPROCS when it is 0.
+func (c JobConfig) partitions() int {
+	if c.Partitions <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return c.Partitions
+}
+
+// reduces is Reduces, or the partitions when it is 0, at most
+// mapreduce.MaxReduce.
+func (c JobConfig) reduces() int {
+	r := c.Reduces
+	if r <= 0 {
+		r = c.partitions()
+	}
+	return min(r, mapreduce.MaxReduce)
+}
+
+// sampleSize is SampleSize, or DefaultSampleSize when it is 0.
+func (c JobConfig) sampleSize() int {
+	if c.SampleSize <= 0 {
+		return DefaultSampleSize
+	}
+	return c.SampleSize
+}
+
 // Run is partitioned DBSCAN on the engine: it reads the points of
 // cfg.Source and writes cfg.Output (see JobConfig). Its labels equal
 // Cluster's on the same (standardized) points ordered by key, for any
 // Partitions; the package doc has the jobs and the argument.
 func Run(ctx context.Context, env mapreduce.Engine, cfg JobConfig) (sum *Summary, err error) {
 	start := time.Now()
-	log := env.Logger().With("job", "dbscan")
-	if err := (Params{Eps: cfg.Eps, MinPts: cfg.MinPts}).Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	src := map[string]string{}
-	switch {
-	case cfg.Source.Points != "" && cfg.Source.CrawlDB != "":
-		return nil, errors.New("dbscan: the source is points or a CrawlDB, not both")
-	case cfg.Source.Points != "":
-		src[confSource], src[confInput] = sourcePoints, cfg.Source.Points
-	case cfg.Source.CrawlDB != "":
-		mc := cfg.Source.MaxChanges
-		if mc == 0 {
-			mc = DefaultMaxChanges
-		}
-		src[confSource], src[confInput], src[confMaxChanges] = sourceCrawlDB, cfg.Source.CrawlDB, strconv.Itoa(mc)
-	default:
-		return nil, errors.New("dbscan: no source")
-	}
-	if cfg.Work == "" || cfg.Output == "" {
-		return nil, errors.New("dbscan: a work and an output directory are needed")
-	}
-	if cfg.MinSamples < 0 || cfg.SampleRate < 0 || cfg.SampleRate > 1 || math.IsNaN(cfg.SampleRate) {
-		return nil, fmt.Errorf("dbscan: samples: K %d and rate %v (K >= 0, 0 <= R <= 1)", cfg.MinSamples, cfg.SampleRate)
-	}
-	parts := cfg.Partitions
-	if parts <= 0 {
-		parts = runtime.GOMAXPROCS(0)
-	}
-	if parts > 10000 {
-		return nil, fmt.Errorf("dbscan: %d partitions is more than 10000", parts)
-	}
-	reduces := cfg.Reduces
-	if reduces <= 0 {
-		reduces = parts
-	}
-	reduces = min(reduces, mapreduce.MaxReduce)
-	sampleSize := cfg.SampleSize
-	if sampleSize <= 0 {
-		sampleSize = DefaultSampleSize
-	}
-
-	res := env.Resolver()
-	wfs, wpath, err := res.Resolve(cfg.Work)
-	if err != nil {
-		return nil, fmt.Errorf("dbscan: work directory: %w", err)
-	}
-	ofs, opath, err := res.Resolve(cfg.Output)
-	if err != nil {
-		return nil, fmt.Errorf("dbscan: output directory: %w", err)
-	}
-	if ofs != wfs {
-		return nil, fmt.Errorf("dbscan: the output %s and the work directory %s are on different file systems", cfg.Output, cfg.Work)
-	}
-	for _, d := range []struct{ what, p string }{{"work directory", wpath}, {"output", opath}} {
-		if ok, err := storage.Exists(wfs, d.p); err != nil {
-			return nil, fmt.Errorf("dbscan: %s: %w", d.what, err)
-		} else if ok {
-			return nil, fmt.Errorf("dbscan: the %s %s exists (remove it or choose another)", d.what, d.p)
-		}
-	}
-	if err := wfs.MkdirAll(wpath); err != nil {
-		return nil, fmt.Errorf("dbscan: work directory: %w", err)
+	d := &driver{ctx: ctx, eng: env, cfg: cfg, log: env.Logger().With("job", "dbscan"), res: env.Resolver(),
+		reduces: cfg.reduces(), sum: &Summary{}}
+	if err := d.openDirs(); err != nil {
+		return nil, err
 	}
 	if !cfg.KeepWork {
 		defer func() {
-			if rerr := wfs.RemoveAll(wpath); rerr != nil && err == nil {
+			if rerr := d.fs.RemoveAll(d.wpath); rerr != nil && err == nil {
 				err = fmt.Errorf("dbscan: remove the work directory: %w", rerr)
 			}
 		}()
 	}
-	work := func(elem ...string) string { return storage.Join(cfg.Work, elem...) }
-	result := func(elem ...string) string { return work(append([]string{"result"}, elem...)...) }
-	sum = &Summary{}
-	run := func(name string, conf map[string]string, build func(map[string]string) (mapreduce.Runnable, error)) (*mapreduce.Result, error) {
-		job, err := build(conf)
-		if err != nil {
-			return nil, err
-		}
-		log.Info("running", "step", name)
-		r, err := execute(ctx, env, name, conf, job)
-		if err != nil {
-			return nil, fmt.Errorf("dbscan: %s: %w", name, err)
-		}
-		sum.Jobs = append(sum.Jobs, r)
-		return r, nil
-	}
-	with := func(kv ...string) map[string]string {
-		m := maps(src)
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return m
-	}
-	reg := Registry(res)
-
-	// 1. Moments and a sample.
-	conf := with(confSampleSize, strconv.Itoa(sampleSize), confOut+outStats, work(outStats), confOut+outSample, work(outSample))
-	if _, err := run(JobStats, conf, reg[JobStats]); err != nil {
+	d.setParams()
+	mom, sample, err := d.stats()
+	if err != nil {
 		return nil, err
 	}
-	stats, err := readRows[Moments](res, work(outStats))
-	if err != nil {
-		return nil, fmt.Errorf("dbscan: read the moments: %w", err)
-	}
-	p := &sum.Params
-	*p = Parameters{Eps: cfg.Eps, MinPts: int32(cfg.MinPts), Standardized: cfg.Standardize, Source: src[confSource],
-		Input: src[confInput], MinSamples: int32(cfg.MinSamples), SampleRate: cfg.SampleRate}
-	if src[confSource] == sourceCrawlDB {
-		p.MaxChanges = int32(cfg.Source.MaxChanges)
-		if p.MaxChanges == 0 {
-			p.MaxChanges = DefaultMaxChanges
-		}
-		p.Features = FeatureNames()
-	}
-	if len(stats) == 0 || stats[0].N == 0 {
-		log.Warn("no points to cluster")
-		if err := writeEmpty(wfs, path.Join(wpath, "result")); err != nil {
+	if mom == nil {
+		d.log.Warn("no points to cluster")
+		if err := writeEmpty(d.fs, d.resultPath()); err != nil {
 			return nil, err
 		}
-		return sum, publish(wfs, path.Join(wpath, "result"), opath, *p, &sum.Duration, start)
+		return d.publish(start)
+	}
+	part, sc, err := d.plan(*mom, sample)
+	if err != nil {
+		return nil, err
+	}
+	steps := []func() error{func() error { return d.local(part, sc) }, d.join, d.merge, d.label, d.centres}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return d.publish(start)
+}
+
+// driver is one Run in progress: its settings, its directories, and the
+// summary it fills as its jobs finish.
+type driver struct {
+	ctx context.Context
+	eng mapreduce.Engine
+	cfg JobConfig
+	log *slog.Logger
+	res mapreduce.Resolver
+	// fs holds the work directory wpath and the output opath.
+	fs           storage.FS
+	wpath, opath string
+	// reduces is the reduce tasks of each job.
+	reduces int
+	sum     *Summary
+}
+
+// work is the URI of elem under the work directory.
+func (d *driver) work(elem ...string) string { return storage.Join(d.cfg.Work, elem...) }
+
+// result is the URI of elem under the work directory's result/, the
+// directory published as the output.
+func (d *driver) result(elem ...string) string {
+	return d.work(append([]string{"result"}, elem...)...)
+}
+
+// resultPath is result/'s path in fs.
+func (d *driver) resultPath() string { return path.Join(d.wpath, "result") }
+
+// openDirs resolves the work and output directories, checks that they are
+// on one file system and do not exist, and creates the work directory.
+func (d *driver) openDirs() error {
+	wfs, wpath, err := d.res.Resolve(d.cfg.Work)
+	if err != nil {
+		return fmt.Errorf("dbscan: work directory: %w", err)
+	}
+	ofs, opath, err := d.res.Resolve(d.cfg.Output)
+	if err != nil {
+		return fmt.Errorf("dbscan: output directory: %w", err)
+	}
+	if ofs != wfs {
+		return fmt.Errorf("dbscan: the output %s and the work directory %s are on different file systems", d.cfg.Output, d.cfg.Work)
+	}
+	for _, dir := range []struct{ what, p string }{{"work directory", wpath}, {"output", opath}} {
+		if ok, err := storage.Exists(wfs, dir.p); err != nil {
+			return fmt.Errorf("dbscan: %s: %w", dir.what, err)
+		} else if ok {
+			return fmt.Errorf("dbscan: the %s %s exists (remove it or choose another)", dir.what, dir.p)
+		}
+	}
+	if err := wfs.MkdirAll(wpath); err != nil {
+		return fmt.Errorf("dbscan: work directory: %w", err)
+	}
+	d.fs, d.wpath, d.opath = wfs, wpath, opath
+	return nil
+}
+
+// runJob runs the job s describes, keeping its result in the summary.
+func (d *driver) runJob(s mapreduce.Spec) (*mapreduce.Result, error) {
+	d.log.Info("running", "step", s.JobName())
+	r, err := d.eng.Run(d.ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("dbscan: %s: %w", s.JobName(), err)
+	}
+	d.sum.Jobs = append(d.sum.Jobs, r)
+	return r, nil
+}
+
+// setParams fills the params/ row's settings: what is run, on what.
+func (d *driver) setParams() {
+	cfg := d.cfg
+	p := &d.sum.Params
+	*p = Parameters{Eps: cfg.Eps, MinPts: int32(cfg.MinPts), Standardized: cfg.Standardize, Source: cfg.Source.kind(),
+		Input: cfg.Source.uri(), MinSamples: int32(cfg.MinSamples), SampleRate: cfg.SampleRate}
+	if cfg.Source.CrawlDB != "" {
+		p.MaxChanges = int32(cfg.Source.maxChanges())
+		p.Features = FeatureNames()
+	}
+}
+
+// stats runs the stats job and reads the points' moments and sample. The
+// moments are nil when there are no points.
+func (d *driver) stats() (*Moments, []sampleRow, error) {
+	spec := statsSpec{Source: d.cfg.Source, SampleSize: d.cfg.sampleSize(), Stats: d.work(outStats), Sample: d.work(outSample)}
+	if _, err := d.runJob(spec); err != nil {
+		return nil, nil, err
+	}
+	stats, err := readRows[Moments](d.res, spec.Stats)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dbscan: read the moments: %w", err)
+	}
+	if len(stats) == 0 || stats[0].N == 0 {
+		return nil, nil, nil
 	}
 	if len(stats) != 1 {
-		return nil, fmt.Errorf("dbscan: the stats job wrote %d rows of moments", len(stats))
+		return nil, nil, fmt.Errorf("dbscan: the stats job wrote %d rows of moments", len(stats))
 	}
-	mom := stats[0]
-	p.Points = mom.N
-	rows, err := readRows[sampleRow](res, work(outSample))
+	rows, err := readRows[sampleRow](d.res, spec.Sample)
 	if err != nil {
-		return nil, fmt.Errorf("dbscan: read the sample: %w", err)
+		return nil, nil, fmt.Errorf("dbscan: read the sample: %w", err)
 	}
+	return &stats[0], rows, nil
+}
+
+// plan standardizes the sample if the run does, and cuts space into
+// boxes on it. It returns the boxes and the scaler (nil: none).
+func (d *driver) plan(mom Moments, rows []sampleRow) (Partitioning, *Scaler, error) {
+	p := &d.sum.Params
+	p.Points = mom.N
 	sample := NewPoints(mom.Dim(), len(rows))
 	for _, r := range rows {
 		if err := sample.Append(r.X); err != nil {
-			return nil, fmt.Errorf("dbscan: sample point %q: %w", r.Key, err)
+			return Partitioning{}, nil, fmt.Errorf("dbscan: sample point %q: %w", r.Key, err)
 		}
 	}
-	if cfg.Standardize {
-		sc := mom.Scaler()
-		p.Mean, p.Std = sc.Mean, sc.Std
-		b, err := json.Marshal(sc)
-		if err != nil {
-			return nil, fmt.Errorf("dbscan: %w", err)
+	var sc *Scaler
+	if d.cfg.Standardize {
+		s := mom.Scaler()
+		p.Mean, p.Std = s.Mean, s.Std
+		if err := s.Apply(sample); err != nil {
+			return Partitioning{}, nil, err
 		}
-		src[confScaler] = string(b)
-		if err := sc.Apply(sample); err != nil {
-			return nil, err
-		}
+		sc = &s
 	}
-	part := PlanPartitions(sample, parts)
-	sum.Partitioning = part
+	part := PlanPartitions(sample, d.cfg.partitions())
+	d.sum.Partitioning = part
 	p.Boxes = int32(part.Boxes)
-	partText, err := part.MarshalText()
-	if err != nil {
-		return nil, fmt.Errorf("dbscan: %w", err)
-	}
-	log.Info("planned the boxes", "points", mom.N, "boxes", part.Boxes, "sample", sample.Len())
+	d.log.Info("planned the boxes", "points", mom.N, "boxes", part.Boxes, "sample", sample.Len())
+	return part, sc, nil
+}
 
-	// 2. Each box clusters its points and those within eps of it.
-	conf = with(confEps, fmtFloat(cfg.Eps), confMinPts, strconv.Itoa(cfg.MinPts), confPart, string(partText),
-		confReduces, strconv.Itoa(reduces), confWorkers, strconv.Itoa(cfg.TaskWorkers),
-		confOut+outOwned, work(outOwned), confOut+outComps, work(outComps), confOut+outLinks, work(outLinks), confOut+outShared, work(outShared))
-	r, err := run(JobLocal, conf, reg[JobLocal])
+// local runs the local job: each box clusters its points and those within
+// eps of it.
+func (d *driver) local(part Partitioning, sc *Scaler) error {
+	r, err := d.runJob(localSpec{Source: d.cfg.Source, Scaler: sc, Eps: d.cfg.Eps, MinPts: d.cfg.MinPts,
+		Partitioning: part, Reduces: d.reduces, TaskWorkers: d.cfg.TaskWorkers,
+		Owned: d.work(outOwned), Comps: d.work(outComps), Links: d.work(outLinks), Shared: d.work(outShared)})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.HaloPoints = r.Counters.Get(JobLocal, ctrHalo)
+	d.sum.Params.HaloPoints = r.Counters.Get(JobLocal, ctrHalo)
+	return nil
+}
 
-	// 3. Halo points meet their own box's result: edges between local
-	// clusters, and border points of other boxes' clusters.
-	conf = map[string]string{confReduces: strconv.Itoa(reduces), confOut + outShared: work(outShared), confOut + outLinks: work(outLinks),
-		confOut + outEdges: work(outEdges), confOut + outCands: work(outCands)}
-	if _, err := run(JobJoin, conf, reg[JobJoin]); err != nil {
-		return nil, err
-	}
+// join runs the join job: halo points meet their own box's result, giving
+// edges between local clusters and border points of other boxes'
+// clusters.
+func (d *driver) join() error {
+	_, err := d.runJob(joinSpec{Reduces: d.reduces, Shared: d.work(outShared), Links: d.work(outLinks),
+		Edges: d.work(outEdges), Cands: d.work(outCands)})
+	return err
+}
 
-	// 4. Union-find over the local clusters, here: they are few.
-	comps, err := readRows[compRow](res, work(outComps))
+// merge joins the local clusters the edges link (union-find, here: they
+// are few) and writes every local cluster's label to the label job's side
+// file.
+func (d *driver) merge() error {
+	comps, err := readRows[compRow](d.res, d.work(outComps))
 	if err != nil {
-		return nil, fmt.Errorf("dbscan: read the local clusters: %w", err)
+		return fmt.Errorf("dbscan: read the local clusters: %w", err)
 	}
-	edges, err := readRows[edgeRow](res, work(outEdges))
+	edges, err := readRows[edgeRow](d.res, d.work(outEdges))
 	if err != nil {
-		return nil, fmt.Errorf("dbscan: read the edges: %w", err)
+		return fmt.Errorf("dbscan: read the edges: %w", err)
 	}
 	labels, nclusters, err := resolveLabels(comps, edges)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	p.Clusters = int32(nclusters)
+	d.sum.Params.Clusters = int32(nclusters)
 	lrows := make([]labelRow, 0, len(labels))
 	for k, l := range labels {
 		lrows = append(lrows, labelRow{Box: k.Box, Comp: k.Comp, Label: l})
 	}
 	slices.SortFunc(lrows, func(a, b labelRow) int { return cmpBoxComp(a.Box, a.Comp, b.Box, b.Comp) })
-	labelsFile := path.Join(wpath, "labels.parquet")
-	if err := writeRows(wfs, labelsFile, lrows); err != nil {
-		return nil, err
+	if err := writeRows(d.fs, path.Join(d.wpath, labelsFile), lrows); err != nil {
+		return err
 	}
-	log.Info("merged the local clusters", "local", len(comps), "edges", len(edges), "clusters", nclusters)
-
-	// 5. Every point's label.
-	conf = map[string]string{confReduces: strconv.Itoa(reduces), confLabels: work("labels.parquet"),
-		confOut + outOwned: work(outOwned), confOut + outCands: work(outCands),
-		confOut + outAssignment: result(DirAssignment), confOut + outMembers: work(outMembers)}
-	r, err = run(JobLabel, conf, reg[JobLabel])
-	if err != nil {
-		return nil, err
-	}
-	p.Core, p.Border, p.Noise = r.Counters.Get(JobLabel, ctrCore), r.Counters.Get(JobLabel, ctrBorder), r.Counters.Get(JobLabel, ctrNoise)
-	if got := p.Core + p.Border + p.Noise; got != p.Points {
-		return nil, fmt.Errorf("dbscan: labelled %d points of %d", got, p.Points)
-	}
-
-	// 6. Centres and samples.
-	conf = map[string]string{confReduces: strconv.Itoa(reduces), confMinSamples: strconv.Itoa(cfg.MinSamples),
-		confSampleRate: fmtFloat(cfg.SampleRate), confOut + outMembers: work(outMembers),
-		confOut + outCentres: result(DirCentres), confOut + outSamples: result(DirSamples)}
-	if _, err := run(JobCentres, conf, reg[JobCentres]); err != nil {
-		return nil, err
-	}
-	return sum, publish(wfs, path.Join(wpath, "result"), opath, *p, &sum.Duration, start)
+	d.log.Info("merged the local clusters", "local", len(comps), "edges", len(edges), "clusters", nclusters)
+	return nil
 }
 
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m)+16)
-	for k, v := range m {
-		out[k] = v
+// label runs the label job, every point's label, and checks that it
+// labelled every point.
+func (d *driver) label() error {
+	r, err := d.runJob(labelSpec{Reduces: d.reduces, Labels: d.work(labelsFile), Owned: d.work(outOwned),
+		Cands: d.work(outCands), Assignment: d.result(DirAssignment), Members: d.work(outMembers)})
+	if err != nil {
+		return err
 	}
-	return out
+	p := &d.sum.Params
+	p.Core, p.Border, p.Noise = r.Counters.Get(JobLabel, ctrCore), r.Counters.Get(JobLabel, ctrBorder), r.Counters.Get(JobLabel, ctrNoise)
+	if got := p.Core + p.Border + p.Noise; got != p.Points {
+		return fmt.Errorf("dbscan: labelled %d points of %d", got, p.Points)
+	}
+	return nil
+}
+
+// centres runs the centres job: the clusters' centres and samples.
+func (d *driver) centres() error {
+	_, err := d.runJob(centresSpec{Reduces: d.reduces, MinSamples: d.cfg.MinSamples, SampleRate: d.cfg.SampleRate,
+		Members: d.work(outMembers), Centres: d.result(DirCentres), Samples: d.result(DirSamples)})
+	return err
+}
+
+// publish writes params/ and publishes result/ as the output, completing
+// the summary.
+func (d *driver) publish(start time.Time) (*Summary, error) {
+	if err := publish(d.fs, d.resultPath(), d.opath, d.sum.Params, &d.sum.Duration, start); err != nil {
+		return nil, err
+	}
+	return d.sum, nil
 }
 
 func cmpBoxComp(b1, c1, b2, c2 int32) int {

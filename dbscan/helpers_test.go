@@ -3,6 +3,7 @@ package dbscan
 import (
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -184,3 +185,6 @@ func equalLabels(t testing.TB, what string, got, want []int32, gotCore, wantCore
 }
 
 func randFor(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed+1)) }
+
+// fmtFloat formats f in strconv's shortest round-tripping form.
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -367,8 +367,44 @@ func ReadParquet(f storage.File, name string, columns []string) (pts Points, use
 	if err != nil {
 		return Points{}, nil, fmt.Errorf("dbscan: open %s: %w", name, err)
 	}
-	schema := pf.Schema()
+	cols, err := newParquetColumns(pf.Schema(), name, columns)
+	if err != nil {
+		return Points{}, nil, err
+	}
+	pts = NewPoints(len(cols.used), int(pf.NumRows()))
+	var rowNo int64
+	for g, rg := range pf.RowGroups() {
+		if err := cols.readGroup(rg, g, &pts, &rowNo); err != nil {
+			return Points{}, nil, err
+		}
+	}
+	if rowNo != pf.NumRows() {
+		return Points{}, nil, fmt.Errorf("dbscan: %s: read %d rows, the footer says %d", name, rowNo, pf.NumRows())
+	}
+	return pts, cols.used, nil
+}
+
+// parquetColumns is what ReadParquet reads from a file: the leaf column
+// of each dimension, and the columns' names.
+type parquetColumns struct {
+	// name is the file's name, for errors.
+	name string
+	// used names the dimensions' columns; where maps a leaf column index
+	// to its dimension.
+	used  []string
+	where map[int]int
+	// buf, x and seen are readGroup's buffers, reused for every group.
+	buf  []parquet.Row
+	x    []float64
+	seen []bool
+}
+
+// newParquetColumns chooses the columns of a file's schema that
+// ReadParquet reads (see there): the named ones, checked, or every
+// numeric top-level column.
+func newParquetColumns(schema *parquet.Schema, name string, columns []string) (*parquetColumns, error) {
 	var colIdx []int
+	var used []string
 	if len(columns) == 0 {
 		for _, fld := range schema.Fields() {
 			if numericColumn(fld) == nil {
@@ -378,16 +414,16 @@ func ReadParquet(f storage.File, name string, columns []string) (pts Points, use
 			}
 		}
 		if len(used) == 0 {
-			return Points{}, nil, fmt.Errorf("dbscan: %s has no numeric top-level column", name)
+			return nil, fmt.Errorf("dbscan: %s has no numeric top-level column", name)
 		}
 	} else {
 		for _, c := range columns {
 			lc, ok := schema.Lookup(c)
 			if !ok || len(lc.Path) != 1 {
-				return Points{}, nil, fmt.Errorf("dbscan: %s has no top-level column %q", name, c)
+				return nil, fmt.Errorf("dbscan: %s has no top-level column %q", name, c)
 			}
 			if err := numericColumn(lc.Node); err != nil {
-				return Points{}, nil, fmt.Errorf("dbscan: %s: column %q: %w", name, c, err)
+				return nil, fmt.Errorf("dbscan: %s: column %q: %w", name, c, err)
 			}
 			colIdx = append(colIdx, lc.ColumnIndex)
 			used = append(used, c)
@@ -396,59 +432,64 @@ func ReadParquet(f storage.File, name string, columns []string) (pts Points, use
 	where := make(map[int]int, len(colIdx)) // leaf column -> dimension
 	for d, c := range colIdx {
 		if _, dup := where[c]; dup {
-			return Points{}, nil, fmt.Errorf("dbscan: %s: column %q given twice", name, used[d])
+			return nil, fmt.Errorf("dbscan: %s: column %q given twice", name, used[d])
 		}
 		where[c] = d
 	}
-	dim := len(colIdx)
-	pts = NewPoints(dim, int(pf.NumRows()))
-	buf := make([]parquet.Row, 256)
-	x := make([]float64, dim)
-	seen := make([]bool, dim)
-	var rowNo int64
-	for g, rg := range pf.RowGroups() {
-		rows := rg.Rows()
-		for {
-			n, rerr := rows.ReadRows(buf)
-			for _, row := range buf[:n] {
-				clear(seen)
-				for _, v := range row {
-					d, ok := where[v.Column()]
-					if !ok {
-						continue
-					}
-					val, err := numericValue(v)
-					if err != nil {
-						rows.Close()
-						return Points{}, nil, fmt.Errorf("dbscan: %s: row %d, column %q: %w", name, rowNo, used[d], err)
-					}
-					x[d], seen[d] = val, true
-				}
-				for d, ok := range seen {
-					if !ok {
-						rows.Close()
-						return Points{}, nil, fmt.Errorf("dbscan: %s: row %d has no value in column %q", name, rowNo, used[d])
-					}
-				}
-				pts.Data = append(pts.Data, x...)
-				rowNo++
-			}
-			if rerr == io.EOF || (rerr == nil && n == 0) {
-				break
-			}
-			if rerr != nil {
+	return &parquetColumns{name: name, used: used, where: where,
+		buf: make([]parquet.Row, 256), x: make([]float64, len(used)), seen: make([]bool, len(used))}, nil
+}
+
+// readGroup appends the points of row group g, rg, to pts; *rowNo counts
+// the rows read before and after it.
+func (pc *parquetColumns) readGroup(rg parquet.RowGroup, g int, pts *Points, rowNo *int64) error {
+	rows := rg.Rows()
+	for {
+		n, rerr := rows.ReadRows(pc.buf)
+		for _, row := range pc.buf[:n] {
+			if err := pc.point(row, *rowNo); err != nil {
 				rows.Close()
-				return Points{}, nil, fmt.Errorf("dbscan: %s: row group %d: %w", name, g, rerr)
+				return err
 			}
+			pts.Data = append(pts.Data, pc.x...)
+			*rowNo++
 		}
-		if err := rows.Close(); err != nil {
-			return Points{}, nil, fmt.Errorf("dbscan: %s: row group %d: %w", name, g, err)
+		if rerr == io.EOF || (rerr == nil && n == 0) {
+			break
+		}
+		if rerr != nil {
+			rows.Close()
+			return fmt.Errorf("dbscan: %s: row group %d: %w", pc.name, g, rerr)
 		}
 	}
-	if rowNo != pf.NumRows() {
-		return Points{}, nil, fmt.Errorf("dbscan: %s: read %d rows, the footer says %d", name, rowNo, pf.NumRows())
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("dbscan: %s: row group %d: %w", pc.name, g, err)
 	}
-	return pts, used, nil
+	return nil
+}
+
+// point sets pc.x to the coordinates of row number rowNo, checking that
+// every dimension has a finite value.
+func (pc *parquetColumns) point(row parquet.Row, rowNo int64) error {
+	x, seen := pc.x, pc.seen
+	clear(seen)
+	for _, v := range row {
+		d, ok := pc.where[v.Column()]
+		if !ok {
+			continue
+		}
+		val, err := numericValue(v)
+		if err != nil {
+			return fmt.Errorf("dbscan: %s: row %d, column %q: %w", pc.name, rowNo, pc.used[d], err)
+		}
+		x[d], seen[d] = val, true
+	}
+	for d, ok := range seen {
+		if !ok {
+			return fmt.Errorf("dbscan: %s: row %d has no value in column %q", pc.name, rowNo, pc.used[d])
+		}
+	}
+	return nil
 }
 
 // numericColumn says why a schema node is not a numeric top-level column

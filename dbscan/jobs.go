@@ -2,7 +2,7 @@ package dbscan
 
 import (
 	"cmp"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"iter"
@@ -12,13 +12,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/storage"
 )
 
-// The engine jobs of partitioned DBSCAN, by name (see Registry).
+// The engine jobs of partitioned DBSCAN, by name (see Register).
 const (
 	JobStats   = "dbscan-stats"
 	JobLocal   = "dbscan-local"
@@ -27,8 +29,9 @@ const (
 	JobCentres = "dbscan-centres"
 )
 
-// DefaultMaxChanges is the change count up to which a page is young (the
-// seed's M <= 16) when Source.MaxChanges is 0.
+// DefaultMaxChanges is the change count up to which a page is young (M <=
+// 16 in Hu and Wu's page-update prediction paper) when Source.MaxChanges
+// is 0.
 const DefaultMaxChanges = 16
 
 // DefaultSampleSize is the size of the sample the partitions are planned
@@ -60,23 +63,8 @@ func YoungPage(d crawldb.Datum, maxChanges int) bool {
 	return d.FetchCount > 0 && (maxChanges < 0 || int(d.ChangeCount) <= maxChanges)
 }
 
-// Conf keys of the jobs (values are strings; floats in strconv's shortest
-// round-tripping form).
+// The jobs' output names (work subdirectories) and counters.
 const (
-	confSource      = "dbscan.source"      // "points" or "crawldb"
-	confInput       = "dbscan.input"       // the source's path
-	confMaxChanges  = "dbscan.max_changes" // crawldb source
-	confScaler      = "dbscan.scaler"      // JSON Scaler, absent: as given
-	confEps         = "dbscan.eps"
-	confMinPts      = "dbscan.min_pts"
-	confPart        = "dbscan.partitioning" // JSON Partitioning
-	confReduces     = "dbscan.reduces"
-	confWorkers     = "dbscan.task_workers"
-	confSampleSize  = "dbscan.sample_size"
-	confMinSamples  = "dbscan.min_samples"
-	confSampleRate  = "dbscan.sample_rate"
-	confLabels      = "dbscan.labels" // the local clusters' labels file
-	confOut         = "dbscan.out."   // + output name
 	outStats        = "stats"
 	outSample       = "sample"
 	outOwned        = "owned"
@@ -85,10 +73,7 @@ const (
 	outShared       = "shared"
 	outEdges        = "edges"
 	outCands        = "cands"
-	outAssignment   = "assignment"
 	outMembers      = "members"
-	outCentres      = "centres"
-	outSamples      = "samples"
 	sourcePoints    = "points"
 	sourceCrawlDB   = "crawldb"
 	ctrPoints       = "points"
@@ -100,107 +85,94 @@ const (
 	ctrSkippedPages = "pages_not_young"
 )
 
-// Registry returns the partitioned DBSCAN jobs by name, rebuilt from
-// their Conf, for the Hadoop Streaming task entry; the CLI merges it into
-// its own. res resolves the file of local cluster labels the label job
-// reads (a side file, as Hadoop's distributed cache would hold it).
-func Registry(res mapreduce.Resolver) mapreduce.Registry {
-	return mapreduce.Registry{
-		JobStats:   func(c map[string]string) (mapreduce.Runnable, error) { return newStatsJob(c) },
-		JobLocal:   func(c map[string]string) (mapreduce.Runnable, error) { return newLocalJob(c) },
-		JobJoin:    func(c map[string]string) (mapreduce.Runnable, error) { return newJoinJob(c) },
-		JobLabel:   func(c map[string]string) (mapreduce.Runnable, error) { return newLabelJob(c, res) },
-		JobCentres: func(c map[string]string) (mapreduce.Runnable, error) { return newCentresJob(c) },
+// Register adds the partitioned DBSCAN jobs to r under their names
+// (JobStats, ...), for the Hadoop Streaming task entry: a task decodes a
+// job's spec from its Conf and builds the job Run described. The label
+// job reads its side file (the local clusters' labels) through the task's
+// Storage.
+func Register(r mapreduce.Registry) {
+	mapreduce.Register[statsSpec](r)
+	mapreduce.Register[localSpec](r)
+	mapreduce.Register[joinSpec](r)
+	mapreduce.Register[labelSpec](r)
+	mapreduce.Register[centresSpec](r)
+}
+
+// Validate checks that exactly one of Points and CrawlDB is set.
+func (s Source) Validate() error {
+	switch {
+	case s.Points != "" && s.CrawlDB != "":
+		return errors.New("dbscan: the source is points or a CrawlDB, not both")
+	case s.Points == "" && s.CrawlDB == "":
+		return errors.New("dbscan: no source")
 	}
+	return nil
 }
 
-// conf reads a job's configuration, keeping the first error.
-type conf struct {
-	m   map[string]string
-	err error
-}
-
-func (c *conf) str(k string) string {
-	v, ok := c.m[k]
-	if !ok && c.err == nil {
-		c.err = fmt.Errorf("dbscan: job conf lacks %s", k)
+// kind is "points" or "crawldb".
+func (s Source) kind() string {
+	if s.CrawlDB != "" {
+		return sourceCrawlDB
 	}
-	return v
+	return sourcePoints
 }
 
-func (c *conf) opt(k string) string { return c.m[k] }
-
-func (c *conf) int(k string) int {
-	v, err := strconv.Atoi(c.str(k))
-	if err != nil && c.err == nil {
-		c.err = fmt.Errorf("dbscan: job conf %s: %w", k, err)
+// uri is the source's input: Points or CrawlDB.
+func (s Source) uri() string {
+	if s.CrawlDB != "" {
+		return s.CrawlDB
 	}
-	return v
+	return s.Points
 }
 
-func (c *conf) float(k string) float64 {
-	v, err := strconv.ParseFloat(c.str(k), 64)
-	if err != nil && c.err == nil {
-		c.err = fmt.Errorf("dbscan: job conf %s: %w", k, err)
+// maxChanges is MaxChanges with 0 meaning DefaultMaxChanges (negative: no
+// limit).
+func (s Source) maxChanges() int {
+	if s.MaxChanges == 0 {
+		return DefaultMaxChanges
 	}
-	return v
+	return s.MaxChanges
 }
 
-func (c *conf) json(k string, v any) {
-	if err := json.Unmarshal([]byte(c.str(k)), v); err != nil && c.err == nil {
-		c.err = fmt.Errorf("dbscan: job conf %s: %w", k, err)
+// checkScaler checks that a job's scaler (nil: none) has as many
+// deviations as means, all finite (as its JSON must be).
+func checkScaler(sc *Scaler) error {
+	if sc == nil {
+		return nil
 	}
-}
-
-func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-// source is a job's view of its Source: an input whose map function gets
-// every point's key and (standardized, if the conf has a scaler)
-// coordinates.
-type source struct {
-	kind       string
-	path       string
-	maxChanges int
-	scaler     *Scaler
-}
-
-func (c *conf) source(withScaler bool) source {
-	s := source{kind: c.str(confSource), path: c.str(confInput)}
-	if s.kind == sourceCrawlDB {
-		s.maxChanges = c.int(confMaxChanges)
-	} else if s.kind != sourcePoints && c.err == nil {
-		c.err = fmt.Errorf("dbscan: job conf %s: unknown source %q", confSource, s.kind)
+	if len(sc.Mean) != len(sc.Std) {
+		return fmt.Errorf("dbscan: scaler of %d means and %d deviations", len(sc.Mean), len(sc.Std))
 	}
-	if withScaler && c.opt(confScaler) != "" {
-		s.scaler = new(Scaler)
-		c.json(confScaler, s.scaler)
-		if c.err == nil && len(s.scaler.Mean) != len(s.scaler.Std) {
-			c.err = fmt.Errorf("dbscan: job conf %s: %d means and %d deviations", confScaler, len(s.scaler.Mean), len(s.scaler.Std))
+	for k := range sc.Mean {
+		if m, s := sc.Mean[k], sc.Std[k]; math.IsNaN(m) || math.IsInf(m, 0) || math.IsNaN(s) || math.IsInf(s, 0) {
+			return fmt.Errorf("dbscan: scaler: dimension %d has mean %v and deviation %v", k, m, s)
 		}
 	}
-	return s
+	return nil
 }
 
-// input is the source as a job input mapped by fn.
-func input[V any](s source, fn func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[V]) error) mapreduce.Input[V] {
+// input is the source as a job input mapped by fn, which gets every
+// point's key and coordinates, standardized by sc unless sc is nil.
+func input[V any](s Source, sc *Scaler, fn func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[V]) error) mapreduce.Input[V] {
 	check := func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[V]) error {
 		for k, v := range x {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return fmt.Errorf("dbscan: point %q: coordinate %d is %v", key, k, v)
 			}
 		}
-		if s.scaler != nil {
-			if len(x) != len(s.scaler.Mean) {
-				return fmt.Errorf("dbscan: point %q has %d coordinates, the scaler %d", key, len(x), len(s.scaler.Mean))
+		if sc != nil {
+			if len(x) != len(sc.Mean) {
+				return fmt.Errorf("dbscan: point %q has %d coordinates, the scaler %d", key, len(x), len(sc.Mean))
 			}
 			x = slices.Clone(x)
-			s.scaler.Transform(x)
+			sc.Transform(x)
 		}
 		return fn(t, key, x, emit)
 	}
-	if s.kind == sourceCrawlDB {
-		return mapreduce.From(s.path, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[V]) error {
-			if !YoungPage(d, s.maxChanges) {
+	if s.CrawlDB != "" {
+		maxChanges := s.maxChanges()
+		return mapreduce.From(s.CrawlDB, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[V]) error {
+			if !YoungPage(d, maxChanges) {
 				t.Count(ctrSkippedPages, 1)
 				return nil
 			}
@@ -208,7 +180,7 @@ func input[V any](s source, fn func(t *mapreduce.Task, key string, x []float64, 
 			return check(t, d.URL, x[:], emit)
 		}, mapreduce.AllowMissingColumns())
 	}
-	return mapreduce.From(s.path, func(t *mapreduce.Task, r PointRow, emit mapreduce.Emit[V]) error {
+	return mapreduce.From(s.Points, func(t *mapreduce.Task, r PointRow, emit mapreduce.Emit[V]) error {
 		return check(t, r.Key, r.X, emit)
 	})
 }
@@ -271,18 +243,33 @@ func cutSample(s []sampleRow, size int) []sampleRow {
 	return slices.Clip(s[:min(len(s), size)])
 }
 
-func newStatsJob(m map[string]string) (*mapreduce.Job[statsValue, statsOut], error) {
-	c := &conf{m: m}
-	src := c.source(false)
-	size := c.int(confSampleSize)
-	outStats, outSample := c.str(confOut+outStats), c.str(confOut+outSample)
-	if c.err != nil {
-		return nil, c.err
+// statsSpec is the stats job: the points' moments (one Moments row in
+// Stats) and the sample the boxes are planned on (SampleSize sampleRows in
+// Sample), all in one reduce task.
+type statsSpec struct {
+	// Source is where the points are; they are read as given.
+	Source Source
+	// SampleSize is the number of points the sample keeps (at least 1).
+	SampleSize int
+	// Stats and Sample are the outputs.
+	Stats, Sample string
+}
+
+// JobName is JobStats.
+func (statsSpec) JobName() string { return JobStats }
+
+// Job builds the stats job.
+func (s statsSpec) Job() (mapreduce.Runnable, error) {
+	if err := s.Source.Validate(); err != nil {
+		return nil, err
 	}
+	if s.SampleSize < 1 {
+		return nil, fmt.Errorf("dbscan: a sample of %d points", s.SampleSize)
+	}
+	size := s.SampleSize
 	return &mapreduce.Job[statsValue, statsOut]{
 		Name: JobStats,
-		Conf: m,
-		Inputs: []mapreduce.Input[statsValue]{input(src, func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[statsValue]) error {
+		Inputs: []mapreduce.Input[statsValue]{input(s.Source, nil, func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[statsValue]) error {
 			emit("", statsValue{Point: &sampleRow{Hash: keyHash(key), Key: key, X: x}})
 			return nil
 		})},
@@ -307,13 +294,13 @@ func newStatsJob(m map[string]string) (*mapreduce.Job[statsValue, statsOut], err
 			return nil
 		},
 		Outputs: []mapreduce.Output[statsOut]{
-			mapreduce.WriteRouted(outStats, func(o statsOut) (Moments, bool) {
+			mapreduce.WriteRouted(s.Stats, func(o statsOut) (Moments, bool) {
 				if o.M == nil {
 					return Moments{}, false
 				}
 				return *o.M, true
 			}),
-			mapreduce.WriteRouted(outSample, func(o statsOut) (sampleRow, bool) {
+			mapreduce.WriteRouted(s.Sample, func(o statsOut) (sampleRow, bool) {
 				if o.Sample == nil {
 					return sampleRow{}, false
 				}
@@ -352,30 +339,43 @@ func boxPartitioner(key string, n int) int {
 	return b % n
 }
 
-func newLocalJob(m map[string]string) (*mapreduce.Job[pointValue, localRow], error) {
-	c := &conf{m: m}
-	src := c.source(true)
-	p := Params{Eps: c.float(confEps), MinPts: c.int(confMinPts)}
-	var part Partitioning
-	if c.err == nil {
-		if err := part.UnmarshalText([]byte(c.str(confPart))); err != nil {
-			c.err = err
-		}
-	}
-	reduces := c.int(confReduces)
-	workers, _ := strconv.Atoi(c.opt(confWorkers))
-	outs := [4]string{c.str(confOut + outOwned), c.str(confOut + outComps), c.str(confOut + outLinks), c.str(confOut + outShared)}
-	if c.err != nil {
-		return nil, c.err
-	}
-	if err := p.Validate(); err != nil {
+// localSpec is the local job: each box clusters its own points and those
+// of its neighbours within Eps of it (its halo), on one reduce call per
+// box, writing the box's owned points, local clusters, halo links and
+// shared points.
+type localSpec struct {
+	// Source is where the points are.
+	Source Source
+	// Scaler standardizes the points; nil means they are used as given.
+	Scaler *Scaler
+	// Eps and MinPts are DBSCAN's parameters (see Params).
+	Eps    float64
+	MinPts int
+	// Partitioning is the boxes.
+	Partitioning Partitioning
+	// Reduces is the number of reduce tasks (at most one per box).
+	Reduces int
+	// TaskWorkers is the goroutines a box's clustering uses; 0 means the
+	// task's GOMAXPROCS divided by the boxes (at least 1).
+	TaskWorkers int
+	// Owned, Comps, Links and Shared are the outputs.
+	Owned, Comps, Links, Shared string
+}
+
+// JobName is JobLocal.
+func (localSpec) JobName() string { return JobLocal }
+
+// Job builds the local job.
+func (s localSpec) Job() (mapreduce.Runnable, error) {
+	if err := s.validate(); err != nil {
 		return nil, err
 	}
+	p := Params{Eps: s.Eps, MinPts: s.MinPts, Workers: s.workers()}
+	part := s.Partitioning
 	eps2 := p.Eps * p.Eps
 	return &mapreduce.Job[pointValue, localRow]{
 		Name: JobLocal,
-		Conf: m,
-		Inputs: []mapreduce.Input[pointValue]{input(src, func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[pointValue]) error {
+		Inputs: []mapreduce.Input[pointValue]{input(s.Source, s.Scaler, func(t *mapreduce.Task, key string, x []float64, emit mapreduce.Emit[pointValue]) error {
 			if len(x) != part.Dim {
 				return fmt.Errorf("dbscan: point %q has %d coordinates, the partitioning %d", key, len(x), part.Dim)
 			}
@@ -387,40 +387,66 @@ func newLocalJob(m map[string]string) (*mapreduce.Job[pointValue, localRow], err
 			return nil
 		})},
 		Partition: boxPartitioner,
-		NumReduce: min(reduces, part.Boxes),
+		NumReduce: min(s.Reduces, part.Boxes),
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[pointValue], out func(localRow)) error {
-			box, err := strconv.Atoi(key)
-			if err != nil || box < 0 || box >= part.Boxes {
-				return fmt.Errorf("dbscan: no box %q", key)
-			}
-			var owned, halo []keyedPoint
-			for v := range values {
-				if v.Halo {
-					halo = append(halo, keyedPoint{v.Key, v.X})
-				} else {
-					owned = append(owned, keyedPoint{v.Key, v.X})
-				}
-			}
-			tp := p
-			tp.Workers = workers
-			if tp.Workers <= 0 {
-				tp.Workers = max(1, runtime.GOMAXPROCS(0)/min(part.Boxes, runtime.GOMAXPROCS(0)))
-			}
-			t.Log.Info("clustering a box", "box", box, "points", len(owned), "halo", len(halo), "workers", tp.Workers)
-			return localStep(t.Ctx, box, owned, halo, part.Dim, &part, tp, localOut{
-				owned:  func(r ownedRow) { out(localRow{Owned: &r}) },
-				comp:   func(r compRow) { out(localRow{Comp: &r}) },
-				link:   func(r linkRow) { out(localRow{Link: &r}) },
-				shared: func(r sharedRow) { out(localRow{Shared: &r}) },
-			})
+			return clusterBox(t, key, values, &part, p, out)
 		},
 		Outputs: []mapreduce.Output[localRow]{
-			mapreduce.WriteRouted(outs[0], func(o localRow) (ownedRow, bool) { return deref(o.Owned) }),
-			mapreduce.WriteRouted(outs[1], func(o localRow) (compRow, bool) { return deref(o.Comp) }),
-			mapreduce.WriteRouted(outs[2], func(o localRow) (linkRow, bool) { return deref(o.Link) }),
-			mapreduce.WriteRouted(outs[3], func(o localRow) (sharedRow, bool) { return deref(o.Shared) }),
+			mapreduce.WriteRouted(s.Owned, func(o localRow) (ownedRow, bool) { return deref(o.Owned) }),
+			mapreduce.WriteRouted(s.Comps, func(o localRow) (compRow, bool) { return deref(o.Comp) }),
+			mapreduce.WriteRouted(s.Links, func(o localRow) (linkRow, bool) { return deref(o.Link) }),
+			mapreduce.WriteRouted(s.Shared, func(o localRow) (sharedRow, bool) { return deref(o.Shared) }),
 		},
 	}, nil
+}
+
+// validate checks the spec's source, scaler, boxes and DBSCAN
+// parameters.
+func (s localSpec) validate() error {
+	if err := s.Source.Validate(); err != nil {
+		return err
+	}
+	if err := checkScaler(s.Scaler); err != nil {
+		return err
+	}
+	if err := s.Partitioning.Validate(); err != nil {
+		return err
+	}
+	return Params{Eps: s.Eps, MinPts: s.MinPts}.Validate()
+}
+
+// workers is TaskWorkers, or the task's GOMAXPROCS divided by the boxes
+// (at least 1) when it is 0.
+func (s localSpec) workers() int {
+	if s.TaskWorkers > 0 {
+		return s.TaskWorkers
+	}
+	procs := runtime.GOMAXPROCS(0)
+	return max(1, procs/min(s.Partitioning.Boxes, procs))
+}
+
+// clusterBox is the local job's reduce: it clusters the box key's owned
+// and halo points (localStep) and writes its rows.
+func clusterBox(t *mapreduce.Task, key string, values iter.Seq[pointValue], part *Partitioning, p Params, out func(localRow)) error {
+	box, err := strconv.Atoi(key)
+	if err != nil || box < 0 || box >= part.Boxes {
+		return fmt.Errorf("dbscan: no box %q", key)
+	}
+	var owned, halo []keyedPoint
+	for v := range values {
+		if v.Halo {
+			halo = append(halo, keyedPoint{v.Key, v.X})
+		} else {
+			owned = append(owned, keyedPoint{v.Key, v.X})
+		}
+	}
+	t.Log.Info("clustering a box", "box", box, "points", len(owned), "halo", len(halo), "workers", p.Workers)
+	return localStep(t.Ctx, box, owned, halo, part.Dim, part, p, localOut{
+		owned:  func(r ownedRow) { out(localRow{Owned: &r}) },
+		comp:   func(r compRow) { out(localRow{Comp: &r}) },
+		link:   func(r linkRow) { out(localRow{Link: &r}) },
+		shared: func(r sharedRow) { out(localRow{Shared: &r}) },
+	})
 }
 
 func deref[T any](p *T) (T, bool) {
@@ -443,28 +469,36 @@ type joinRow struct {
 	Cand *candRow
 }
 
-func newJoinJob(m map[string]string) (*mapreduce.Job[joinValue, joinRow], error) {
-	c := &conf{m: m}
-	shared, links := c.str(confOut+outShared), c.str(confOut+outLinks)
-	edges, cands := c.str(confOut+outEdges), c.str(confOut+outCands)
-	reduces := c.int(confReduces)
-	if c.err != nil {
-		return nil, c.err
-	}
+// joinSpec is the join job: each halo point's links (Links) meet its own
+// box's row for it (Shared), giving edges between local clusters (Edges)
+// and the point's candidate clusters of other boxes (Cands).
+type joinSpec struct {
+	// Reduces is the number of reduce tasks.
+	Reduces int
+	// Shared and Links are the inputs (the local job's outputs).
+	Shared, Links string
+	// Edges and Cands are the outputs.
+	Edges, Cands string
+}
+
+// JobName is JobJoin.
+func (joinSpec) JobName() string { return JobJoin }
+
+// Job builds the join job.
+func (s joinSpec) Job() (mapreduce.Runnable, error) {
 	return &mapreduce.Job[joinValue, joinRow]{
 		Name: JobJoin,
-		Conf: m,
 		Inputs: []mapreduce.Input[joinValue]{
-			mapreduce.From(shared, func(t *mapreduce.Task, r sharedRow, emit mapreduce.Emit[joinValue]) error {
+			mapreduce.From(s.Shared, func(t *mapreduce.Task, r sharedRow, emit mapreduce.Emit[joinValue]) error {
 				emit(r.Key, joinValue{Own: &r})
 				return nil
 			}, mapreduce.RequireSuccess()),
-			mapreduce.From(links, func(t *mapreduce.Task, r linkRow, emit mapreduce.Emit[joinValue]) error {
+			mapreduce.From(s.Links, func(t *mapreduce.Task, r linkRow, emit mapreduce.Emit[joinValue]) error {
 				emit(r.Key, joinValue{Link: &r})
 				return nil
 			}, mapreduce.RequireSuccess()),
 		},
-		NumReduce: reduces,
+		NumReduce: s.Reduces,
 		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[joinValue], out func(joinRow)) error {
 			own, ls, err := joinGroup(key, values, func(v joinValue) (*sharedRow, *linkRow) { return v.Own, v.Link })
 			if err != nil {
@@ -478,8 +512,8 @@ func newJoinJob(m map[string]string) (*mapreduce.Job[joinValue, joinRow], error)
 				func(c candRow) { out(joinRow{Cand: &c}) })
 		},
 		Outputs: []mapreduce.Output[joinRow]{
-			mapreduce.WriteRouted(edges, func(o joinRow) (edgeRow, bool) { return deref(o.Edge) }),
-			mapreduce.WriteRouted(cands, func(o joinRow) (candRow, bool) { return deref(o.Cand) }),
+			mapreduce.WriteRouted(s.Edges, func(o joinRow) (edgeRow, bool) { return deref(o.Edge) }),
+			mapreduce.WriteRouted(s.Cands, func(o joinRow) (candRow, bool) { return deref(o.Cand) }),
 		},
 	}, nil
 }
@@ -523,69 +557,135 @@ type labelOut struct {
 	Member *memberRow
 }
 
-func newLabelJob(m map[string]string, res mapreduce.Resolver) (*mapreduce.Job[labelValue, labelOut], error) {
-	c := &conf{m: m}
-	owned, cands := c.str(confOut+outOwned), c.str(confOut+outCands)
-	assignment, members := c.str(confOut+outAssignment), c.str(confOut+outMembers)
-	labelsURI := c.str(confLabels)
-	reduces := c.int(confReduces)
-	if c.err != nil {
-		return nil, c.err
+// labelSpec is the label job: each point's own box's row (Owned) meets
+// its candidate clusters of other boxes (Cands) and the labels of the
+// local clusters (Labels, a side file), giving its Assignment and, for a
+// clustered point, its memberRow for the centres job.
+type labelSpec struct {
+	// Reduces is the number of reduce tasks.
+	Reduces int
+	// Labels is the Parquet file of labelRows the driver wrote: every
+	// local cluster's label.
+	Labels string
+	// Owned and Cands are the inputs.
+	Owned, Cands string
+	// Assignment and Members are the outputs.
+	Assignment, Members string
+}
+
+// JobName is JobLabel.
+func (labelSpec) JobName() string { return JobLabel }
+
+// Job builds the label job. It reads Labels through the task's Storage
+// when a reduce task first needs them, once per process.
+func (s labelSpec) Job() (mapreduce.Runnable, error) {
+	labels := &labelTable{uri: s.Labels}
+	return &mapreduce.Job[labelValue, labelOut]{
+		Name: JobLabel,
+		Inputs: []mapreduce.Input[labelValue]{
+			mapreduce.From(s.Owned, func(t *mapreduce.Task, r ownedRow, emit mapreduce.Emit[labelValue]) error {
+				emit(r.Key, labelValue{Own: &r})
+				return nil
+			}, mapreduce.RequireSuccess()),
+			mapreduce.From(s.Cands, func(t *mapreduce.Task, r candRow, emit mapreduce.Emit[labelValue]) error {
+				emit(r.Key, labelValue{Cand: &r})
+				return nil
+			}, mapreduce.RequireSuccess()),
+		},
+		NumReduce: s.Reduces,
+		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[labelValue], out func(labelOut)) error {
+			get, err := labels.of(t)
+			if err != nil {
+				return err
+			}
+			return labelPoint(t, key, values, get, out)
+		},
+		Outputs: []mapreduce.Output[labelOut]{
+			mapreduce.WriteRouted(s.Assignment, func(o labelOut) (Assignment, bool) { return deref(o.Assign) }),
+			mapreduce.WriteRouted(s.Members, func(o labelOut) (memberRow, bool) { return deref(o.Member) }),
+		},
+	}, nil
+}
+
+// labelPoint is the label job's reduce: the point key's Assignment
+// (labelStep), counted as core, border or noise, and its memberRow if it
+// is in a cluster.
+func labelPoint(t *mapreduce.Task, key string, values iter.Seq[labelValue], get func(compKey) (int32, bool), out func(labelOut)) error {
+	own, cs, err := joinGroup(key, values, func(v labelValue) (*ownedRow, *candRow) { return v.Own, v.Cand })
+	if err != nil {
+		return err
 	}
-	rows, err := readRows[labelRow](res, labelsURI)
+	if own == nil {
+		return fmt.Errorf("dbscan: point %q has candidate clusters but no box owns it", key)
+	}
+	a, err := labelStep(*own, cs, get)
+	if err != nil {
+		return err
+	}
+	switch {
+	case a.Core:
+		t.Count(ctrCore, 1)
+	case a.Label == Noise:
+		t.Count(ctrNoise, 1)
+	default:
+		t.Count(ctrBorder, 1)
+	}
+	out(labelOut{Assign: &a})
+	if a.Label != Noise {
+		out(labelOut{Member: &memberRow{Label: a.Label, Key: a.Key, Core: a.Core, X: own.X}})
+	}
+	return nil
+}
+
+// labelTable is the label job's view of its side file: the labels of the
+// local clusters, read once per process, when a reduce task first asks.
+type labelTable struct {
+	uri    string
+	mu     sync.Mutex
+	labels map[compKey]int32 // nil until read
+}
+
+// labelsState is what a reduce task of the label job keeps in Task.State:
+// the lookup into the table, so that it takes the lock once per task.
+type labelsState func(compKey) (int32, bool)
+
+// of returns the labels' lookup for task t, reading the table through
+// t.Storage the first time any task asks (a failed read is tried again
+// by the next task).
+func (lt *labelTable) of(t *mapreduce.Task) (labelsState, error) {
+	if get, ok := t.State.(labelsState); ok {
+		return get, nil
+	}
+	labels, err := lt.read(t.Storage)
 	if err != nil {
 		return nil, err
+	}
+	get := labelsState(func(k compKey) (int32, bool) { l, ok := labels[k]; return l, ok })
+	t.State = get
+	return get, nil
+}
+
+// read returns the table, reading it through res (nil: the default
+// resolver) unless it has been read.
+func (lt *labelTable) read(res mapreduce.Resolver) (map[compKey]int32, error) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.labels != nil {
+		return lt.labels, nil
+	}
+	if res == nil {
+		res = storage.NewResolver()
+	}
+	rows, err := readRows[labelRow](res, lt.uri)
+	if err != nil {
+		return nil, fmt.Errorf("dbscan: read the local clusters' labels: %w", err)
 	}
 	labels := make(map[compKey]int32, len(rows))
 	for _, r := range rows {
 		labels[compKey{r.Box, r.Comp}] = r.Label
 	}
-	get := func(k compKey) (int32, bool) { l, ok := labels[k]; return l, ok }
-	return &mapreduce.Job[labelValue, labelOut]{
-		Name: JobLabel,
-		Conf: m,
-		Inputs: []mapreduce.Input[labelValue]{
-			mapreduce.From(owned, func(t *mapreduce.Task, r ownedRow, emit mapreduce.Emit[labelValue]) error {
-				emit(r.Key, labelValue{Own: &r})
-				return nil
-			}, mapreduce.RequireSuccess()),
-			mapreduce.From(cands, func(t *mapreduce.Task, r candRow, emit mapreduce.Emit[labelValue]) error {
-				emit(r.Key, labelValue{Cand: &r})
-				return nil
-			}, mapreduce.RequireSuccess()),
-		},
-		NumReduce: reduces,
-		Reduce: func(t *mapreduce.Task, key string, values iter.Seq[labelValue], out func(labelOut)) error {
-			own, cs, err := joinGroup(key, values, func(v labelValue) (*ownedRow, *candRow) { return v.Own, v.Cand })
-			if err != nil {
-				return err
-			}
-			if own == nil {
-				return fmt.Errorf("dbscan: point %q has candidate clusters but no box owns it", key)
-			}
-			a, err := labelStep(*own, cs, get)
-			if err != nil {
-				return err
-			}
-			switch {
-			case a.Core:
-				t.Count(ctrCore, 1)
-			case a.Label == Noise:
-				t.Count(ctrNoise, 1)
-			default:
-				t.Count(ctrBorder, 1)
-			}
-			out(labelOut{Assign: &a})
-			if a.Label != Noise {
-				out(labelOut{Member: &memberRow{Label: a.Label, Key: a.Key, Core: a.Core, X: own.X}})
-			}
-			return nil
-		},
-		Outputs: []mapreduce.Output[labelOut]{
-			mapreduce.WriteRouted(assignment, func(o labelOut) (Assignment, bool) { return deref(o.Assign) }),
-			mapreduce.WriteRouted(members, func(o labelOut) (memberRow, bool) { return deref(o.Member) }),
-		},
-	}, nil
+	lt.labels = labels
+	return labels, nil
 }
 
 // readRows reads every row of a Parquet file or of the part files of a

@@ -69,152 +69,254 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 	if n > math.MaxInt32-1 {
 		return nil, fmt.Errorf("dbscan: %d points is more than one set can hold", n)
 	}
-	workers := p.workers()
-	eps2 := p.Eps * p.Eps
 	lr := &localResult{m: m, core: make([]bool, m), comp: make([]int32, m)}
 	if n == 0 {
 		return lr, nil
 	}
-	t, err := buildKD(ctx, pts, workers)
+	r, err := newLocalRun(ctx, pts, m, p)
 	if err != nil {
 		return nil, err
 	}
-	nn := len(t.nodes)
-	owned := func(pos int32) bool { return int(t.idx[pos]) < m }
-	tight := make([]bool, nn)
-	for i := range t.nodes {
-		tight[i] = t.diameter2(i) <= eps2
+	if err := r.pass1(); err != nil {
+		return nil, err
 	}
-	core := make([]bool, n) // by tree position; true for owned core points only
+	if err := r.linkMadeCore(); err != nil {
+		return nil, err
+	}
+	r.indexNodes()
+	if err := r.markLinkedLeaves(); err != nil {
+		return nil, err
+	}
+	if err := r.pass2(); err != nil {
+		return nil, err
+	}
+	r.g = nil
+	rootComp := r.numberComps(lr)
+	r.relations(lr, rootComp)
+	return lr, nil
+}
 
-	leaves, leafNo := t.leafNumbers()
-	lg, err := t.groupLeaves(ctx, workers, leaves, leafNo)
+// localRun is one clusterLocal: the k-d tree of its points and what its
+// phases find, by tree position (pos) or node index.
+type localRun struct {
+	ctx     context.Context
+	t       *kdTree
+	p       Params
+	m, n    int
+	workers int
+	eps2    float64
+	// tight[i] says that node i's box has a diameter of at most eps.
+	tight []bool
+	// core[pos] is true for owned core points only.
+	core []bool
+	// leaves are the tree's leaves in order; leafNo numbers them.
+	leaves, leafNo []int32
+	lg             *leafGroups
+	// g keeps, from pass 1 to pass 2, the full nodes and candidates of the
+	// leaves with a core or halo point.
+	g *gathered
+	// lqs are the workers' buffers of pass 1.
+	lqs []leafQuery
+	// Per worker, the neighbour lists pass 1 kept (into nbrs): of
+	// non-core points (lists) and of the core points it stopped counting
+	// (coreLists).
+	lists, coreLists [][]nbrList
+	nbrs             [][]int32
+	lk               *linker
+	// firstCore[i] is node i's first owned core point, -1 if none.
+	firstCore []int32
+	// haloPos holds the positions of the halo points in order; haloPre[pos]
+	// counts those before pos.
+	haloPos, haloPre []int32
+	// recvs are the workers' (halo position, core position) pairs within
+	// eps found by pass 2.
+	recvs [][]pointComp
+}
+
+// nbrList is the neighbours of the point at pos that pass 1 kept:
+// nbrs[w][off:off+len] of its worker w.
+type nbrList struct {
+	pos      int32
+	off, len int
+}
+
+// newLocalRun builds the tree of pts and the leaves' groups.
+func newLocalRun(ctx context.Context, pts Points, m int, p Params) (*localRun, error) {
+	r := &localRun{ctx: ctx, p: p, m: m, n: pts.Len(), workers: p.workers(), eps2: p.Eps * p.Eps}
+	t, err := buildKD(ctx, pts, r.workers)
 	if err != nil {
 		return nil, err
 	}
-	lg.wide = make([]bool, len(leaves))
-	for k, l := range leaves {
-		lg.wide[k] = t.diameter2(int(l)) > 4*eps2
+	r.t = t
+	r.tight = make([]bool, len(t.nodes))
+	for i := range t.nodes {
+		r.tight[i] = t.diameter2(i) <= r.eps2
 	}
-	type nbrList struct {
-		pos      int32
-		off, len int
+	r.core = make([]bool, r.n)
+	r.leaves, r.leafNo = t.leafNumbers()
+	r.lg, err = t.groupLeaves(ctx, r.workers, r.leaves, r.leafNo)
+	if err != nil {
+		return nil, err
 	}
-	lists := make([][]nbrList, workers)     // non-core points'
-	coreLists := make([][]nbrList, workers) // core points' (some)
-	nbrs := make([][]int32, workers)
-	// Pass 1: core status of owned points, leaf by leaf as the dual-tree
-	// walk finds each leaf's full nodes and candidates. Pass 2 needs them
-	// again for the leaves with a core or halo point only: g keeps those.
-	g := newGathered(workers, len(leaves))
-	lqs := make([]leafQuery, workers)
-	err = t.walkLeaves(ctx, eps2, workers, func(w int, l int32, full, cands []int32) {
-		nd := t.nodes[l]
-		defer func() {
-			for pos := nd.start; pos < nd.end; pos++ {
-				if core[pos] || !owned(pos) {
-					g.put(w, leafNo[l], full, cands)
-					return
-				}
-			}
-		}()
-		if tight[l] && t.size(l) >= p.MinPts {
-			for pos := nd.start; pos < nd.end; pos++ {
-				core[pos] = owned(pos)
-			}
+	r.lg.wide = make([]bool, len(r.leaves))
+	for k, l := range r.leaves {
+		r.lg.wide[k] = t.diameter2(int(l)) > 4*r.eps2
+	}
+	return r, nil
+}
+
+// owned says whether the point at pos is owned.
+func (r *localRun) owned(pos int32) bool { return int(r.t.idx[pos]) < r.m }
+
+// halosOf returns the positions of node i's halo points.
+func (r *localRun) halosOf(i int32) []int32 {
+	nd := r.t.nodes[i]
+	return r.haloPos[r.haloPre[nd.start]:r.haloPre[nd.end]]
+}
+
+// pass1 finds the core status of the owned points, leaf by leaf as the
+// dual-tree walk finds each leaf's full nodes and candidates. Pass 2
+// needs them again for the leaves with a core or halo point only: g
+// keeps those.
+func (r *localRun) pass1() error {
+	r.g = newGathered(r.workers, len(r.leaves))
+	r.lqs = make([]leafQuery, r.workers)
+	r.lists = make([][]nbrList, r.workers)
+	r.coreLists = make([][]nbrList, r.workers)
+	r.nbrs = make([][]int32, r.workers)
+	return r.t.walkLeaves(r.ctx, r.eps2, r.workers, r.pass1Leaf)
+}
+
+// pass1Leaf is pass 1 on leaf l, given its full nodes and candidates, on
+// worker w. A tight leaf of at least minPts points is all core, and so is
+// every point of a leaf whose full nodes hold minPts points; the others
+// are queried in batches.
+func (r *localRun) pass1Leaf(w int, l int32, full, cands []int32) {
+	t := r.t
+	nd := t.nodes[l]
+	defer r.keepForPass2(w, l, full, cands)
+	if r.tight[l] && t.size(l) >= r.p.MinPts {
+		for pos := nd.start; pos < nd.end; pos++ {
+			r.core[pos] = r.owned(pos)
+		}
+		return
+	}
+	base := 0
+	for _, f := range full {
+		base += t.size(f)
+	}
+	lq := &r.lqs[w]
+	lq.all = lq.all[:0]
+	for pos := nd.start; pos < nd.end; pos++ {
+		if !r.owned(pos) {
+			continue
+		}
+		if base >= r.p.MinPts {
+			r.core[pos] = true
+			continue
+		}
+		lq.all = append(lq.all, pos)
+	}
+	// A leaf of many equal points can have many points to query: at most
+	// queryBatch at once bound the buffers.
+	for b := 0; b < len(lq.all); b += queryBatch {
+		r.coreBatch(w, l, lq.all[b:min(b+queryBatch, len(lq.all))], full, cands)
+	}
+}
+
+// keepForPass2 puts leaf l's full nodes and candidates in g if the leaf
+// has a core or halo point.
+func (r *localRun) keepForPass2(w int, l int32, full, cands []int32) {
+	nd := r.t.nodes[l]
+	for pos := nd.start; pos < nd.end; pos++ {
+		if r.core[pos] || !r.owned(pos) {
+			r.g.put(w, r.leafNo[l], full, cands)
 			return
 		}
-		base := 0
-		for _, f := range full {
-			base += t.size(f)
-		}
-		lq := &lqs[w]
-		lq.all = lq.all[:0]
-		for pos := nd.start; pos < nd.end; pos++ {
-			if !owned(pos) {
-				continue
-			}
-			if base >= p.MinPts {
-				core[pos] = true
-				continue
-			}
-			lq.all = append(lq.all, pos)
-		}
-		// A leaf of many equal points can have many points to query:
-		// at most queryBatch at once bound the buffers.
-		for b := 0; b < len(lq.all); b += queryBatch {
-			batch := lq.all[b:min(b+queryBatch, len(lq.all))]
-			if len(batch) == t.size(l) {
-				// The whole leaf: its groups are made.
-				lq.startLeaf(t, lg, leafNo[l], batch, full)
-			} else {
-				lq.start(t, batch, full)
-			}
-			// Candidates in chunks, growing: a point that reaches
-			// minPts neighbours is core and tests no more of them.
-			for c, step := 0, firstChunk; c < len(cands) && lq.live > 0; c, step = c+step, 2*step {
-				chunk := cands[c:min(c+step, len(cands))]
-				t.nearCands(lq, chunk, eps2)
-				for i, pos := range lq.pos {
-					if lq.done[i] {
-						continue
-					}
-					nb, ok := t.collectCand(lg, t.point(pos), eps2, p.MinPts, chunk, lq.nearOf(i), lq.nb[i])
-					lq.nb[i] = nb
-					if ok {
-						lq.finish(i)
-					}
-				}
-			}
-			for i, pos := range lq.pos {
-				nb := lq.nb[i]
-				l := nbrList{pos: pos, off: len(nbrs[w]), len: len(nb)}
-				if lq.done[i] {
-					// Keep the neighbours that made it core (at most
-					// minPts): they link it before pass 2.
-					core[pos] = true
-					l.len = min(l.len, p.MinPts)
-					nbrs[w] = append(nbrs[w], nb[:l.len]...)
-					coreLists[w] = append(coreLists[w], l)
-					continue
-				}
-				nbrs[w] = append(nbrs[w], nb...)
-				lists[w] = append(lists[w], l)
-			}
-		}
-	})
-	if err != nil {
-		return nil, err
 	}
+}
 
-	// The neighbours that made points core link them now: in a cluster
-	// most pairs of pass 2 are then known to be in one set.
-	lk := &linker{t: t, u: newDSU(n), linked: make([]atomic.Bool, nn), core: core}
-	err = parallel(ctx, workers, workers, 1, func(_, lo, hi int) {
+// coreBatch counts the neighbours of the points batch of leaf l on worker
+// w, stopping at minPts, and keeps their neighbour lists.
+func (r *localRun) coreBatch(w int, l int32, batch, full, cands []int32) {
+	t, lq := r.t, &r.lqs[w]
+	if len(batch) == t.size(l) {
+		// The whole leaf: its groups are made.
+		lq.startLeaf(t, r.lg, r.leafNo[l], batch, full)
+	} else {
+		lq.start(t, batch, full)
+	}
+	// Candidates in chunks, growing: a point that reaches minPts
+	// neighbours is core and tests no more of them.
+	for c, step := 0, firstChunk; c < len(cands) && lq.live > 0; c, step = c+step, 2*step {
+		chunk := cands[c:min(c+step, len(cands))]
+		t.nearCands(lq, chunk, r.eps2)
+		for i, pos := range lq.pos {
+			if lq.done[i] {
+				continue
+			}
+			nb, ok := t.collectCand(r.lg, t.point(pos), r.eps2, r.p.MinPts, chunk, lq.nearOf(i), lq.nb[i])
+			lq.nb[i] = nb
+			if ok {
+				lq.finish(i)
+			}
+		}
+	}
+	r.keepNeighbours(w, lq)
+}
+
+// keepNeighbours marks the core points of worker w's batch lq and keeps
+// the neighbour lists: all of a non-core point's (they say all about it),
+// and, of a core point, the at most minPts neighbours that made it core
+// (they link it before pass 2).
+func (r *localRun) keepNeighbours(w int, lq *leafQuery) {
+	for i, pos := range lq.pos {
+		nb := lq.nb[i]
+		l := nbrList{pos: pos, off: len(r.nbrs[w]), len: len(nb)}
+		if lq.done[i] {
+			r.core[pos] = true
+			l.len = min(l.len, r.p.MinPts)
+			r.nbrs[w] = append(r.nbrs[w], nb[:l.len]...)
+			r.coreLists[w] = append(r.coreLists[w], l)
+			continue
+		}
+		r.nbrs[w] = append(r.nbrs[w], nb...)
+		r.lists[w] = append(r.lists[w], l)
+	}
+}
+
+// linkMadeCore links every core point to the core points among the
+// neighbours that made it core: in a cluster most pairs of pass 2 are then
+// known to be in one set.
+func (r *localRun) linkMadeCore() error {
+	r.lk = &linker{t: r.t, u: newDSU(r.n), linked: make([]atomic.Bool, len(r.t.nodes)), core: r.core}
+	core, lk := r.core, r.lk
+	return parallel(r.ctx, r.workers, r.workers, 1, func(_, lo, hi int) {
 		for w := lo; w < hi; w++ {
-			for _, l := range coreLists[w] {
-				for _, q := range nbrs[w][l.off : l.off+l.len] {
+			for _, l := range r.coreLists[w] {
+				for _, q := range r.nbrs[w][l.off : l.off+l.len] {
 					if core[q] && q != l.pos {
 						lk.u.union(l.pos, q)
 					}
 				}
 			}
-			coreLists[w] = nil
+			r.coreLists[w] = nil
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// Per node: its first owned core point, and where its halo points are
-	// in haloPos.
+// indexNodes finds every node's first owned core point, and where every
+// node's halo points are in haloPos.
+func (r *localRun) indexNodes() {
+	t := r.t
+	nn := len(t.nodes)
 	firstCore := make([]int32, nn)
 	for i := nn - 1; i >= 0; i-- {
 		nd := t.nodes[i]
 		if nd.right < 0 {
 			firstCore[i] = -1
 			for pos := nd.start; pos < nd.end; pos++ {
-				if core[pos] {
+				if r.core[pos] {
 					firstCore[i] = pos
 					break
 				}
@@ -227,244 +329,308 @@ func clusterLocal(ctx context.Context, pts Points, m int, p Params) (*localResul
 		}
 	}
 	var haloPos []int32
-	haloPre := make([]int32, n+1) // haloPre[pos]: halo points before pos
-	for pos := range int32(n) {
+	haloPre := make([]int32, r.n+1) // haloPre[pos]: halo points before pos
+	for pos := range int32(r.n) {
 		haloPre[pos] = int32(len(haloPos))
-		if !owned(pos) {
+		if !r.owned(pos) {
 			haloPos = append(haloPos, pos)
 		}
 	}
-	haloPre[n] = int32(len(haloPos))
-	halosOf := func(i int32) []int32 {
-		nd := t.nodes[i]
-		return haloPos[haloPre[nd.start]:haloPre[nd.end]]
-	}
-	lk.firstCore = firstCore
-	// Leaves whose core points are in one set already.
-	err = parallel(ctx, workers, len(leaves), 64, func(_, lo, hi int) {
-		for _, l := range leaves[lo:hi] {
-			fc := firstCore[l]
+	haloPre[r.n] = int32(len(haloPos))
+	r.firstCore, r.haloPos, r.haloPre = firstCore, haloPos, haloPre
+	r.lk.firstCore = firstCore
+}
+
+// markLinkedLeaves marks the leaves whose core points are in one set
+// already.
+func (r *localRun) markLinkedLeaves() error {
+	t, lk := r.t, r.lk
+	return parallel(r.ctx, r.workers, len(r.leaves), 64, func(_, lo, hi int) {
+		for _, l := range r.leaves[lo:hi] {
+			fc := r.firstCore[l]
 			if fc < 0 {
 				continue
 			}
-			r, one := lk.u.find(fc), true
+			root, one := lk.u.find(fc), true
 			for pos := t.nodes[l].start; pos < t.nodes[l].end && one; pos++ {
-				one = !core[pos] || lk.u.find(pos) == r
+				one = !r.core[pos] || lk.u.find(pos) == root
 			}
 			if one {
 				lk.linked[l].Store(true)
 			}
 		}
 	})
-	if err != nil {
-		return nil, err
-	}
+}
 
-	// Pass 2. A pair of points in leaves l and c is seen from l through a
-	// full node holding c and from c through a full node holding l (a
-	// node is full for a leaf when the largest distance between their
-	// boxes is at most eps, which is symmetric), or else, when the leaves'
-	// boxes are within eps, as a candidate pair from the smaller of l and
-	// c.
-	recvs := make([][]pointComp, workers) // (halo position, core position)
-	err = parallel(ctx, workers, len(leaves), leafChunk, func(w, lo, hi int) {
-		var cores []int32
-		recv := recvs[w]
-		// toCores records halo point h against every set of owned core
-		// points of node i (all within eps of h).
-		var toCores func(i, h int32)
-		toCores = func(i, h int32) {
-			fc := firstCore[i]
-			switch nd := t.nodes[i]; {
-			case fc < 0:
-			case lk.linked[i].Load():
-				recv = append(recv, pointComp{h, fc})
-			case nd.right < 0:
-				for q := nd.start; q < nd.end; q++ {
-					if core[q] {
-						recv = append(recv, pointComp{h, q})
-					}
-				}
-			default:
-				toCores(i+1, h)
-				toCores(nd.right, h)
+// pass2 visits every pair of core points (and of a core point and a halo
+// point) within eps, linking the core points and recording the halo
+// points' core points in recvs. A pair of points in leaves l and c is
+// seen from l through a full node holding c and from c through a full
+// node holding l (a node is full for a leaf when the largest distance
+// between their boxes is at most eps, which is symmetric), or else, when
+// the leaves' boxes are within eps, as a candidate pair from the smaller
+// of l and c.
+func (r *localRun) pass2() error {
+	pws := make([]pass2Worker, r.workers)
+	for w := range pws {
+		pws[w].r = r
+	}
+	err := parallel(r.ctx, r.workers, len(r.leaves), leafChunk, func(w, lo, hi int) {
+		for k := lo; k < hi; k++ {
+			pws[w].leaf(k)
+		}
+	})
+	r.recvs = make([][]pointComp, r.workers)
+	for w := range pws {
+		r.recvs[w] = pws[w].recv
+	}
+	return err
+}
+
+// pass2Worker is a worker of pass 2.
+type pass2Worker struct {
+	r *localRun
+	// recv holds (halo position, core position) pairs within eps.
+	recv []pointComp
+	// cores holds the core points of the leaf at hand.
+	cores []int32
+}
+
+// toCores records halo point h against every set of owned core points of
+// node i (all within eps of h).
+func (pw *pass2Worker) toCores(i, h int32) {
+	r := pw.r
+	fc := r.firstCore[i]
+	switch nd := r.t.nodes[i]; {
+	case fc < 0:
+	case r.lk.linked[i].Load():
+		pw.recv = append(pw.recv, pointComp{h, fc})
+	case nd.right < 0:
+		for q := nd.start; q < nd.end; q++ {
+			if r.core[q] {
+				pw.recv = append(pw.recv, pointComp{h, q})
 			}
 		}
-		for k := lo; k < hi; k++ {
-			l := leaves[k]
-			nd := t.nodes[l]
-			lHalos := halosOf(l)
-			if firstCore[l] < 0 && len(lHalos) == 0 {
+	default:
+		pw.toCores(i+1, h)
+		pw.toCores(nd.right, h)
+	}
+}
+
+// leaf is pass 2 from leaf number k: the pairs of its points with those
+// of its full nodes and of its candidates.
+func (pw *pass2Worker) leaf(k int) {
+	r := pw.r
+	l := r.leaves[k]
+	nd := r.t.nodes[l]
+	lHalos := r.halosOf(l)
+	if r.firstCore[l] < 0 && len(lHalos) == 0 {
+		return
+	}
+	cores := pw.cores[:0]
+	for pos := nd.start; pos < nd.end; pos++ {
+		if r.core[pos] {
+			cores = append(cores, pos)
+		}
+	}
+	pw.cores = cores
+	if r.tight[l] {
+		r.lk.connect(l)
+	}
+	// The core points of l not known to be in one set.
+	one := cores
+	if len(cores) > 0 && r.lk.linked[l].Load() {
+		one = cores[:1]
+	}
+	full, cand := r.g.of(k)
+	for _, f := range full {
+		pw.full(f, cores, one, lHalos)
+	}
+	lLinked := len(cores) > 0 && len(lHalos) == 0 && r.lk.linked[l].Load()
+	for _, c := range cand {
+		pw.cand(l, c, cores, lLinked)
+	}
+}
+
+// full pairs a leaf with full node f, whose points are all within eps of
+// the leaf's: the leaf's core points (those of one are enough) join f's
+// in one set, and the halo points of each side are recorded against the
+// core points of the other.
+func (pw *pass2Worker) full(f int32, cores, one, lHalos []int32) {
+	r := pw.r
+	fc := r.firstCore[f]
+	fHalos := r.halosOf(f)
+	if len(cores) > 0 {
+		if fc >= 0 {
+			r.lk.connect(f)
+			for _, c := range one {
+				r.lk.u.union(c, fc)
+			}
+			for _, h := range fHalos {
+				pw.recv = append(pw.recv, pointComp{h, cores[0]})
+			}
+		} else {
+			for _, c := range one {
+				for _, h := range fHalos {
+					pw.recv = append(pw.recv, pointComp{h, c})
+				}
+			}
+		}
+	}
+	if fc >= 0 {
+		for _, h := range lHalos {
+			pw.toCores(f, h)
+		}
+	}
+}
+
+// cand pairs the points of leaf l (its core points are cores; lLinked says
+// that they are all in one set and l has no halo point) with those of
+// candidate leaf c, unless c < l (the pair is seen from c) or no pair of
+// them can link or record anything.
+func (pw *pass2Worker) cand(l, c int32, cores []int32, lLinked bool) {
+	r := pw.r
+	cCore, cHalo := r.firstCore[c] >= 0, len(r.halosOf(c)) > 0
+	if c < l || !(cCore || (len(cores) > 0 && cHalo)) {
+		return
+	}
+	// Two leaves whose core points are all in one set: no pair of them
+	// can link anything.
+	if lLinked && cCore && !cHalo && r.lk.linked[c].Load() && r.lk.u.find(cores[0]) == r.lk.u.find(r.firstCore[c]) {
+		return
+	}
+	nd := r.t.nodes[l]
+	for pos := nd.start; pos < nd.end; pos++ {
+		pw.candPoint(l, c, pos, cCore, cHalo)
+	}
+}
+
+// candPoint pairs point pos of leaf l with the points of candidate leaf c
+// (cCore: c has a core point; cHalo: a halo point) within eps of it.
+func (pw *pass2Worker) candPoint(l, c, pos int32, cCore, cHalo bool) {
+	r := pw.r
+	t, core, lk, eps2 := r.t, r.core, r.lk, r.eps2
+	pCore, pHalo := core[pos], !r.owned(pos)
+	if !pCore && !(pHalo && cCore) {
+		return
+	}
+	// Core points already in one set need no distance.
+	root := int32(-1)
+	if pCore {
+		root = lk.u.find(pos)
+		if cCore && !cHalo && lk.linked[c].Load() && lk.u.find(r.firstCore[c]) == root {
+			return
+		}
+	}
+	x := t.point(pos)
+	mx, far := t.boxDist(x, int(c), eps2)
+	if far {
+		return
+	}
+	if mx <= eps2 {
+		pw.wholeCand(c, pos, pCore, cCore)
+		return
+	}
+	cn := t.nodes[c]
+	q := cn.start
+	if c == l {
+		q = pos + 1
+	}
+	for ; q < cn.end; q++ {
+		switch {
+		case core[q]:
+			if root >= 0 && lk.u.find(q) == root {
 				continue
 			}
-			cores = cores[:0]
-			for pos := nd.start; pos < nd.end; pos++ {
-				if core[pos] {
-					cores = append(cores, pos)
-				}
-			}
-			if tight[l] {
-				lk.connect(l)
-			}
-			// The core points of l not known to be in one set.
-			one := cores
-			if len(cores) > 0 && lk.linked[l].Load() {
-				one = cores[:1]
-			}
-			full, cand := g.of(k)
-			for _, f := range full {
-				fc := firstCore[f]
-				fHalos := halosOf(f)
-				if len(cores) > 0 {
-					if fc >= 0 {
-						lk.connect(f)
-						for _, c := range one {
-							lk.u.union(c, fc)
-						}
-						for _, h := range fHalos {
-							recv = append(recv, pointComp{h, cores[0]})
-						}
-					} else {
-						for _, c := range one {
-							for _, h := range fHalos {
-								recv = append(recv, pointComp{h, c})
-							}
-						}
-					}
-				}
-				if fc >= 0 {
-					for _, h := range lHalos {
-						toCores(f, h)
-					}
-				}
-			}
-			lLinked := len(cores) > 0 && len(lHalos) == 0 && lk.linked[l].Load()
-			for _, c := range cand {
-				cCore, cHalo := firstCore[c] >= 0, len(halosOf(c)) > 0
-				if c < l || !(cCore || (len(cores) > 0 && cHalo)) {
-					continue
-				}
-				// Two leaves whose core points are all in one set: no pair
-				// of them can link anything.
-				if lLinked && cCore && !cHalo && lk.linked[c].Load() && lk.u.find(cores[0]) == lk.u.find(firstCore[c]) {
-					continue
-				}
-				cn := t.nodes[c]
-				for pos := nd.start; pos < nd.end; pos++ {
-					pCore, pHalo := core[pos], !owned(pos)
-					if !pCore && !(pHalo && cCore) {
-						continue
-					}
-					// Core points already in one set need no distance.
-					root := int32(-1)
-					if pCore {
-						root = lk.u.find(pos)
-						if cCore && !cHalo && lk.linked[c].Load() && lk.u.find(firstCore[c]) == root {
-							continue
-						}
-					}
-					x := t.point(pos)
-					mx, far := t.boxDist(x, int(c), eps2)
-					if far {
-						continue
-					}
-					if mx <= eps2 {
-						// All of c is within eps of pos.
-						if pCore {
-							if cCore {
-								lk.connect(c)
-								lk.u.union(pos, firstCore[c])
-							}
-							for _, h := range halosOf(c) {
-								recv = append(recv, pointComp{h, pos})
-							}
-						} else {
-							toCores(c, pos)
-						}
-						continue
-					}
-					q := cn.start
-					if c == l {
-						q = pos + 1
-					}
-					for ; q < cn.end; q++ {
-						switch {
-						case core[q]:
-							if root >= 0 && lk.u.find(q) == root {
-								continue
-							}
-						case !pCore || owned(q):
-							continue
-						}
-						if sqDist(x, t.point(q)) > eps2 {
-							continue
-						}
-						switch {
-						case pCore && core[q]:
-							lk.u.union(pos, q)
-							root = lk.u.find(pos)
-						case pCore:
-							recv = append(recv, pointComp{q, pos})
-						default:
-							recv = append(recv, pointComp{pos, q})
-						}
-					}
-				}
-			}
+		case !pCore || r.owned(q):
+			continue
 		}
-		recvs[w] = recv
-	})
-	if err != nil {
-		return nil, err
+		if sqDist(x, t.point(q)) > eps2 {
+			continue
+		}
+		switch {
+		case pCore && core[q]:
+			lk.u.union(pos, q)
+			root = lk.u.find(pos)
+		case pCore:
+			pw.recv = append(pw.recv, pointComp{q, pos})
+		default:
+			pw.recv = append(pw.recv, pointComp{pos, q})
+		}
 	}
-	g = nil
-	u := lk.u
+}
 
-	// Local clusters, numbered by their lowest (caller) index.
-	posOf := make([]int32, n)
+// wholeCand pairs point pos (a core point if pCore, else a halo point)
+// with candidate leaf c, all of whose points are within eps of it.
+func (pw *pass2Worker) wholeCand(c, pos int32, pCore, cCore bool) {
+	r := pw.r
+	if !pCore {
+		pw.toCores(c, pos)
+		return
+	}
+	if cCore {
+		r.lk.connect(c)
+		r.lk.u.union(pos, r.firstCore[c])
+	}
+	for _, h := range r.halosOf(c) {
+		pw.recv = append(pw.recv, pointComp{h, pos})
+	}
+}
+
+// numberComps sets the owned points' core status and local clusters in
+// lr, numbering the clusters by their lowest (caller) index, and returns
+// the cluster of each set's root position (-1 for other positions).
+func (r *localRun) numberComps(lr *localResult) []int32 {
+	t, u := r.t, r.lk.u
+	posOf := make([]int32, r.n)
 	for pos, i := range t.idx {
 		posOf[i] = int32(pos)
 	}
-	rootComp := make([]int32, n)
+	rootComp := make([]int32, r.n)
 	for i := range rootComp {
 		rootComp[i] = -1
 	}
-	for i := range m {
+	for i := range r.m {
 		pos := posOf[i]
-		lr.core[i] = core[pos]
-		if !core[pos] {
+		lr.core[i] = r.core[pos]
+		if !r.core[pos] {
 			lr.comp[i] = -1
 			continue
 		}
-		r := u.find(pos)
-		if rootComp[r] < 0 {
-			rootComp[r] = int32(lr.ncomp)
+		root := u.find(pos)
+		if rootComp[root] < 0 {
+			rootComp[root] = int32(lr.ncomp)
 			lr.ncomp++
 		}
-		lr.comp[i] = rootComp[r]
+		lr.comp[i] = rootComp[root]
 	}
+	return rootComp
+}
 
-	// Border points from their neighbour lists; halo points from pass 2.
-	for w := range lists {
-		for _, l := range lists[w] {
+// relations sets lr's border points, from their neighbour lists, and
+// halo points, from pass 2, with their local clusters (rootComp, from
+// numberComps).
+func (r *localRun) relations(lr *localResult, rootComp []int32) {
+	t, u := r.t, r.lk.u
+	for w := range r.lists {
+		for _, l := range r.lists[w] {
 			b := t.idx[l.pos]
-			for _, q := range nbrs[w][l.off : l.off+l.len] {
-				if core[q] {
+			for _, q := range r.nbrs[w][l.off : l.off+l.len] {
+				if r.core[q] {
 					lr.border = append(lr.border, pointComp{b, rootComp[u.find(q)]})
 				}
 			}
 		}
-		lists[w], nbrs[w] = nil, nil
+		r.lists[w], r.nbrs[w] = nil, nil
 	}
-	for w := range recvs {
-		for _, r := range recvs[w] {
-			lr.halo = append(lr.halo, pointComp{t.idx[r.Point], rootComp[u.find(r.Comp)]})
+	for w := range r.recvs {
+		for _, rc := range r.recvs[w] {
+			lr.halo = append(lr.halo, pointComp{t.idx[rc.Point], rootComp[u.find(rc.Comp)]})
 		}
-		recvs[w] = nil
+		r.recvs[w] = nil
 	}
 	sortCompact(&lr.border)
 	sortCompact(&lr.halo)
-	return lr, nil
 }
 
 func sortCompact(s *[]pointComp) {

@@ -35,7 +35,7 @@ func crawlOptions(w *world, seeds string, rounds int, now time.Time, schedule st
 			ConnectTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		},
 		// No outlink cap: the truth's link lists are complete.
-		Parse:    jobs.ParseOptions{MaxOutlinks: -1},
+		Parse:    jobs.ParseOptions{AllOutlinks: true},
 		SetClock: func(_ context.Context, t time.Time) error { return w.srv.SetClock(t, 0) },
 	}
 }

@@ -273,7 +273,7 @@ func TestRobotsRules(t *testing.T) {
 		forbidden.base + "/a", broken.base + "/a", broken.base + "/b", moved.base + "/a", moved.base + "/secret/x",
 		loop.base + "/a", garbage.base + "/a", agents.base + "/a", agents.base + "/nope/b",
 	}
-	o := Options{Agent: "trawl-test", ServerDelay: 20 * time.Millisecond, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", ServerDelay: 20 * time.Millisecond, AllowPrivate: true, Log: testLog(), NoProgressLog: true}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)

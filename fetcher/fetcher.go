@@ -982,7 +982,7 @@ func shorten(s string) string {
 // progress logs a line every ProgressInterval until the returned function
 // is called.
 func (r *run) progress(began time.Time) func() {
-	if r.o.ProgressInterval < 0 {
+	if r.o.NoProgressLog {
 		return func() {}
 	}
 	return background(func(done <-chan struct{}) {

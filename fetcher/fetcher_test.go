@@ -47,7 +47,7 @@ func TestStatusesMatchSimweb(t *testing.T) {
 		reqs = append(reqs, Request{URL: srv.URL(id), ID: i})
 	}
 	o := testOptions(t, srv)
-	o.MaxExceptionsPerHost = -1
+	o.NoExceptionLimit = true
 	var counted sync.Map // counter name → *atomic.Int64
 	o.Count = func(name string, n int64) {
 		v, _ := counted.LoadOrStore(name, new(atomic.Int64))
@@ -202,6 +202,49 @@ func TestAgentRequired(t *testing.T) {
 	}
 	if _, err := New(Options{Agent: "bot\r\nX-Injected: 1"}); err == nil {
 		t.Error("an agent with a line break was accepted")
+	}
+}
+
+// TestOptionsValidate: a zero field takes its default and a No... field
+// says "none"; negative values, and a value beside its "none", are
+// refused.
+func TestOptionsValidate(t *testing.T) {
+	f, err := New(Options{Agent: "bot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.Options(); o.ServerDelay != DefaultServerDelay || o.MaxCrawlDelay != DefaultMaxCrawlDelay ||
+		o.MaxExceptionsPerHost != DefaultMaxExceptionsPerHost || o.ExceptionBackoff != DefaultExceptionBackoff ||
+		o.ProgressInterval != DefaultProgressInterval {
+		t.Errorf("zero options gave %+v, want the defaults", o)
+	}
+	f, err = New(Options{Agent: "bot", NoServerDelay: true, NoCrawlDelayCap: true, NoExceptionLimit: true,
+		NoExceptionBackoff: true, NoProgressLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := f.Options(); o.ServerDelay != 0 || o.MaxCrawlDelay != 0 || o.MaxExceptionsPerHost != 0 ||
+		o.ExceptionBackoff != 0 || o.ProgressInterval != 0 {
+		t.Errorf("options with every \"none\" gave %+v, want zeros", o)
+	}
+	for _, o := range []Options{
+		{ServerDelay: -1}, {ServerDelay: time.Second, NoServerDelay: true},
+		{MaxCrawlDelay: -1}, {MaxCrawlDelay: time.Second, NoCrawlDelayCap: true},
+		{MaxExceptionsPerHost: -1}, {MaxExceptionsPerHost: 3, NoExceptionLimit: true},
+		{ExceptionBackoff: -1}, {ExceptionBackoff: time.Second, NoExceptionBackoff: true},
+		{ProgressInterval: -1}, {ProgressInterval: time.Second, NoProgressLog: true},
+		{MaxConnections: -1}, {ConnectTimeout: -1}, {ReadTimeout: -1}, {ContentLimit: -1},
+		{FollowRedirects: -1}, {HoldConnection: -1}, {ThroughputThreshold: -1}, {ThroughputCheckAfter: -1},
+		{ThroughputRetries: -1}, {ThroughputInterval: -1}, {StallTimeout: -1},
+		{QueueMode: 7}, {DelayBetween: 7},
+	} {
+		o.Agent = "bot"
+		if err := o.Validate(); err == nil {
+			t.Errorf("Validate accepted %+v", o)
+		}
+		if _, err := New(o); err == nil {
+			t.Errorf("New accepted %+v", o)
+		}
 	}
 }
 
@@ -360,7 +403,7 @@ func TestEmitErrorStops(t *testing.T) {
 func TestCancel(t *testing.T) {
 	w, srv := serveWeb(t, smallWeb(5, 2, 40, 0), 0)
 	o := testOptions(t, srv)
-	o.ServerDelay = time.Hour // the second request of a host would wait forever
+	o.ServerDelay, o.NoServerDelay = time.Hour, false // the second request of a host would wait forever
 	var reqs []Request
 	for id := range 10 {
 		if w.Page(id).Host == 0 {

@@ -378,7 +378,7 @@ func TestRobotsHugeCrawlDelay(t *testing.T) {
 	// A server asking for it is skipped as above the cap, not fetched
 	// with no delay at all.
 	srv := newRecorder(t, "127.0.0.1", site("User-agent: *\nCrawl-delay: 1e10\n"))
-	o := Options{Agent: "trawl-test", ServerDelay: 20 * time.Millisecond, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", ServerDelay: 20 * time.Millisecond, AllowPrivate: true, Log: testLog(), NoProgressLog: true}
 	res, _ := fetchAll(t, o, requests(srv.base+"/a", srv.base+"/b"))
 	for _, u := range []string{srv.base + "/a", srv.base + "/b"} {
 		if r := res[u]; r == nil || r.Code != CodeSkipped {

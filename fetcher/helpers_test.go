@@ -65,9 +65,9 @@ func testOptions(t testing.TB, srv *simweb.Server) Options {
 		t.Fatal(err)
 	}
 	return Options{
-		Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, Resolver: res,
+		Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, Resolver: res,
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
-		MaxConnections: 16, Log: testLog(), ProgressInterval: -1, ExceptionBackoff: -1,
+		MaxConnections: 16, Log: testLog(), NoProgressLog: true, NoExceptionBackoff: true,
 	}
 }
 

@@ -125,8 +125,8 @@ func TestHostilePages(t *testing.T) {
 	for _, p := range paths {
 		urls = append(urls, rec.base+p)
 	}
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, ReadTimeout: time.Second,
-		ExceptionBackoff: -1, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, ReadTimeout: time.Second,
+		NoExceptionBackoff: true, Log: testLog(), NoProgressLog: true}
 	res, _ := fetchAll(t, o, requests(urls...))
 	for _, p := range paths {
 		r := res[rec.base+p]

@@ -54,26 +54,37 @@ const (
 	// DefaultThroughputInterval is the period of the throughput checks
 	// (Nutch checks every second).
 	DefaultThroughputInterval = time.Second
+	// DefaultProgressInterval is the period of the progress log lines.
+	DefaultProgressInterval = 10 * time.Second
 	// Version is the crawler version put in the User-Agent header.
 	Version = "trawl/0.3"
 )
 
 // Options configure a Fetcher. The zero value of every field but Agent
-// is usable; durations and counts that are zero take the defaults above,
-// and negative values mean "none" where the field says so.
+// is usable, and each field's zero has one meaning, which its doc gives:
+// most take the defaults above. "None" (no delay, no cap, no limit) is a
+// No... field of its own, never a negative value: Validate refuses
+// negative durations and counts.
 type Options struct {
 	// Agent names the crawler (Nutch's http.agent.name); required. The
 	// User-Agent header is Agent + "/" + Version unless Agent already has
 	// a "/"; robots.txt groups are matched against Agent's first word.
 	Agent string
 	// ServerDelay is the politeness delay between the end of one request
-	// to a server and the start of the next; 0 means DefaultServerDelay,
-	// negative means no delay.
+	// to a server and the start of the next; 0 means DefaultServerDelay
+	// (see NoServerDelay).
 	ServerDelay time.Duration
+	// NoServerDelay sends a server's requests back to back: no politeness
+	// delay (a robots.txt Crawl-delay still holds). ServerDelay must then
+	// be 0.
+	NoServerDelay bool
 	// MaxCrawlDelay caps robots.txt Crawl-delay: a server asking for more
 	// is skipped for the round (its URLs get skipped results); 0 means
-	// DefaultMaxCrawlDelay, negative means no cap.
+	// DefaultMaxCrawlDelay (see NoCrawlDelayCap).
 	MaxCrawlDelay time.Duration
+	// NoCrawlDelayCap honours any robots.txt Crawl-delay, however long.
+	// MaxCrawlDelay must then be 0.
+	NoCrawlDelayCap bool
 	// MaxConnections is the number of workers, each holding at most one
 	// connection; 0 means DefaultMaxConnections.
 	MaxConnections int
@@ -86,18 +97,19 @@ type Options struct {
 	// DefaultContentLimit.
 	ContentLimit int64
 	// FollowRedirects is how many redirects in a row are followed within
-	// the fetch: 0 records a redirect and leaves its target to the next
-	// round, as Nutch's http.redirect.max = 0 does.
+	// the fetch: 0 follows none, recording a redirect and leaving its
+	// target to the next round, as Nutch's http.redirect.max = 0 does.
 	FollowRedirects int
-	// Deadline, if not zero, is when fetching stops: requests still in
+	// Deadline, if not zero, is when fetching stops (zero: no deadline):
+	// requests still in
 	// flight are abandoned, and the URLs not yet fetched get skipped
 	// results ("skipped: fetch time limit reached"; Nutch's
 	// fetcher.timelimit.mins, which leaves them out).
 	Deadline time.Time
 	// AllowPrivate lets the fetcher connect to private, loopback,
 	// link-local and other non-public addresses (see PrivateAddr).
-	// Without it the URLs of such hosts get refused results
-	// (CodeRefused, fetch_refused).
+	// Without it (the zero value) the URLs of such hosts get refused
+	// results (CodeRefused, fetch_refused).
 	AllowPrivate bool
 	// Resolver resolves host names (once per server and run); nil means
 	// the system resolver. A Prefetcher also gets every host name when
@@ -106,14 +118,20 @@ type Options struct {
 	// MaxExceptionsPerHost: after this many exceptions on one server, its
 	// remaining URLs get skipped results (Nutch's
 	// fetcher.max.exceptions.per.queue); 0 means
-	// DefaultMaxExceptionsPerHost, negative means no limit.
+	// DefaultMaxExceptionsPerHost (see NoExceptionLimit).
 	MaxExceptionsPerHost int
+	// NoExceptionLimit never leaves a server for its exceptions (Nutch's
+	// default). MaxExceptionsPerHost must then be 0.
+	NoExceptionLimit bool
 	// ExceptionBackoff is the extra delay after an exception, doubled for
 	// each further exception in a row (a response that is not an
 	// exception resets it), at most 10 minutes (Nutch's
 	// fetcher.exceptions.per.queue.delay, which does not reset); 0 means
-	// DefaultExceptionBackoff, negative means none.
+	// DefaultExceptionBackoff (see NoExceptionBackoff).
 	ExceptionBackoff time.Duration
+	// NoExceptionBackoff adds no delay after exceptions.
+	// ExceptionBackoff must then be 0.
+	NoExceptionBackoff bool
 	// HoldConnection: a worker keeps its connection to a server and waits
 	// for the server's next turn when that is at most this far away;
 	// otherwise it closes the connection and serves another server. 0
@@ -136,7 +154,8 @@ type Options struct {
 	DelayBetween DelayBetween
 	// DisableKeepAlive makes every request use a connection of its own
 	// (one request per connection, "Connection: close"), for measuring
-	// what keep-alive gives; the zero value keeps connections alive.
+	// what keep-alive gives; the zero value (false) keeps connections
+	// alive.
 	DisableKeepAlive bool
 	// ThroughputThreshold, if positive, is the least pages per second
 	// (responses of any status) a run must keep: after
@@ -145,8 +164,9 @@ type Options struct {
 	// ThroughputRetries low checks in a row end the run as the Deadline
 	// does: URLs not fetched get skipped results, left for the next
 	// round (Nutch's
-	// fetcher.throughput.threshold.pages). Zero durations and retries
-	// take the defaults above.
+	// fetcher.throughput.threshold.pages). A zero ThroughputThreshold
+	// sets no minimum; zero durations and retries take the defaults
+	// above.
 	ThroughputThreshold  float64
 	ThroughputCheckAfter time.Duration
 	ThroughputRetries    int
@@ -159,6 +179,7 @@ type Options struct {
 	// mapreduce.task.timeout: a fetch task run by Hadoop sets it to half
 	// the task timeout). Keep it above ConnectTimeout + ReadTimeout +
 	// MaxCrawlDelay, the longest a healthy run waits between two results.
+	// Zero means no stall timeout.
 	StallTimeout time.Duration
 	// Clock gives the fetch time recorded in results (a simulated clock
 	// in trawl crawls); nil means time.Now. Politeness always uses the
@@ -169,9 +190,12 @@ type Options struct {
 	// Count, if set, receives counter increments (it is called from many
 	// goroutines at once).
 	Count func(name string, n int64)
-	// ProgressInterval is the period of progress log lines; 0 means 10 s,
-	// negative means none.
+	// ProgressInterval is the period of progress log lines; 0 means
+	// DefaultProgressInterval (see NoProgressLog).
 	ProgressInterval time.Duration
+	// NoProgressLog logs no progress lines. ProgressInterval must then be
+	// 0.
+	NoProgressLog bool
 	// Stop, if not nil, ends the run gracefully when it is closed (an
 	// interrupt): as at the Deadline, no new request starts, requests in
 	// flight are cut, every URL not fetched gets a skipped result
@@ -199,74 +223,50 @@ func (o Options) refuses(a netip.Addr) bool {
 	return PrivateAddr(a)
 }
 
+// Validate checks o as New does: an agent without line breaks, no
+// negative duration or count, no "none" field (NoServerDelay, ...) beside
+// a value for the same thing, and known queue and politeness modes.
+func (o Options) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 // withDefaults checks o and fills its zero fields.
 func (o Options) withDefaults() (Options, error) {
+	if err := o.check(); err != nil {
+		return o, err
+	}
 	o.Agent = strings.TrimSpace(o.Agent)
-	if o.Agent == "" {
-		return o, errors.New("fetcher: no agent name: set the crawler's name (Nutch's http.agent.name; trawl's --agent or TRAWL_AGENT)")
+	or := func(v *time.Duration, none bool, def time.Duration) {
+		if *v == 0 && !none {
+			*v = def
+		}
 	}
-	if strings.ContainsAny(o.Agent, "\r\n") {
-		return o, fmt.Errorf("fetcher: agent name %q has a line break", o.Agent)
-	}
-	switch {
-	case o.ServerDelay == 0:
-		o.ServerDelay = DefaultServerDelay
-	case o.ServerDelay < 0:
-		o.ServerDelay = 0
-	}
-	if o.MaxCrawlDelay == 0 {
-		o.MaxCrawlDelay = DefaultMaxCrawlDelay
-	}
-	if o.MaxConnections <= 0 {
+	or(&o.ServerDelay, o.NoServerDelay, DefaultServerDelay)
+	or(&o.MaxCrawlDelay, o.NoCrawlDelayCap, DefaultMaxCrawlDelay)
+	or(&o.ExceptionBackoff, o.NoExceptionBackoff, DefaultExceptionBackoff)
+	or(&o.ProgressInterval, o.NoProgressLog, DefaultProgressInterval)
+	or(&o.ConnectTimeout, false, DefaultConnectTimeout)
+	or(&o.ReadTimeout, false, DefaultReadTimeout)
+	or(&o.ThroughputCheckAfter, false, DefaultThroughputCheckAfter)
+	or(&o.ThroughputInterval, false, DefaultThroughputInterval)
+	if o.MaxConnections == 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.ReadTimeout <= 0 {
-		o.ReadTimeout = DefaultReadTimeout
-	}
-	if o.ContentLimit <= 0 {
+	if o.ContentLimit == 0 {
 		o.ContentLimit = DefaultContentLimit
 	}
-	if o.FollowRedirects < 0 {
-		o.FollowRedirects = 0
-	}
-	if o.MaxExceptionsPerHost == 0 {
+	if o.MaxExceptionsPerHost == 0 && !o.NoExceptionLimit {
 		o.MaxExceptionsPerHost = DefaultMaxExceptionsPerHost
 	}
-	switch {
-	case o.ExceptionBackoff == 0:
-		o.ExceptionBackoff = DefaultExceptionBackoff
-	case o.ExceptionBackoff < 0:
-		o.ExceptionBackoff = 0
-	}
-	if o.HoldConnection < 0 {
-		o.HoldConnection = 0
+	if o.ThroughputRetries == 0 {
+		o.ThroughputRetries = DefaultThroughputRetries
 	}
 	if o.Resolver == nil {
 		o.Resolver = SystemResolver{}
 	}
 	if o.Policy == nil {
 		o.Policy = BreadthFirst{}
-	}
-	if o.QueueMode != QueueByHost && o.QueueMode != QueueByIP {
-		return o, fmt.Errorf("fetcher: unknown queue mode %d", o.QueueMode)
-	}
-	if o.DelayBetween != DelayBetweenRequests && o.DelayBetween != DelayBetweenConnections {
-		return o, fmt.Errorf("fetcher: unknown politeness mode %d", o.DelayBetween)
-	}
-	if o.ThroughputThreshold < 0 {
-		o.ThroughputThreshold = 0
-	}
-	if o.ThroughputCheckAfter <= 0 {
-		o.ThroughputCheckAfter = DefaultThroughputCheckAfter
-	}
-	if o.ThroughputRetries <= 0 {
-		o.ThroughputRetries = DefaultThroughputRetries
-	}
-	if o.ThroughputInterval <= 0 {
-		o.ThroughputInterval = DefaultThroughputInterval
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -277,10 +277,57 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Count == nil {
 		o.Count = func(string, int64) {}
 	}
-	if o.ProgressInterval == 0 {
-		o.ProgressInterval = 10 * time.Second
-	}
 	return o, nil
+}
+
+// check reports what is wrong with o, before defaults.
+func (o Options) check() error {
+	agent := strings.TrimSpace(o.Agent)
+	if agent == "" {
+		return errors.New("fetcher: no agent name: set the crawler's name (Nutch's http.agent.name; trawl's --agent or TRAWL_AGENT)")
+	}
+	if strings.ContainsAny(agent, "\r\n") {
+		return fmt.Errorf("fetcher: agent name %q has a line break", agent)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+		none bool
+	}{
+		{"server delay", o.ServerDelay, o.NoServerDelay},
+		{"max crawl delay", o.MaxCrawlDelay, o.NoCrawlDelayCap},
+		{"exception backoff", o.ExceptionBackoff, o.NoExceptionBackoff},
+		{"progress interval", o.ProgressInterval, o.NoProgressLog},
+		{"connect timeout", o.ConnectTimeout, false},
+		{"read timeout", o.ReadTimeout, false},
+		{"hold-connection time", o.HoldConnection, false},
+		{"throughput check delay", o.ThroughputCheckAfter, false},
+		{"throughput check interval", o.ThroughputInterval, false},
+		{"stall timeout", o.StallTimeout, false},
+	} {
+		switch {
+		case d.v < 0:
+			return fmt.Errorf("fetcher: negative %s %v", d.name, d.v)
+		case d.none && d.v != 0:
+			return fmt.Errorf("fetcher: a %s of %v and none at once", d.name, d.v)
+		}
+	}
+	switch {
+	case o.MaxConnections < 0 || o.ContentLimit < 0 || o.FollowRedirects < 0 || o.ThroughputRetries < 0:
+		return fmt.Errorf("fetcher: negative connections (%d), content limit (%d), redirects (%d) or throughput retries (%d)",
+			o.MaxConnections, o.ContentLimit, o.FollowRedirects, o.ThroughputRetries)
+	case o.MaxExceptionsPerHost < 0:
+		return fmt.Errorf("fetcher: negative exceptions per host %d (NoExceptionLimit means no limit)", o.MaxExceptionsPerHost)
+	case o.NoExceptionLimit && o.MaxExceptionsPerHost != 0:
+		return fmt.Errorf("fetcher: %d exceptions per host and no limit at once", o.MaxExceptionsPerHost)
+	case o.ThroughputThreshold < 0:
+		return fmt.Errorf("fetcher: negative throughput threshold %g", o.ThroughputThreshold)
+	case o.QueueMode != QueueByHost && o.QueueMode != QueueByIP:
+		return fmt.Errorf("fetcher: unknown queue mode %d", o.QueueMode)
+	case o.DelayBetween != DelayBetweenRequests && o.DelayBetween != DelayBetweenConnections:
+		return fmt.Errorf("fetcher: unknown politeness mode %d", o.DelayBetween)
+	}
+	return nil
 }
 
 // userAgent is the User-Agent header value.

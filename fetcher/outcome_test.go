@@ -62,8 +62,8 @@ func TestSkippedResults(t *testing.T) {
 	}
 	urls = append(urls, ok.base+"/to-down", ok.base+"/to-lazy")
 	var ctr counters
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, FollowRedirects: 1,
-		Log: testLog(), ProgressInterval: -1, Count: ctr.count}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, FollowRedirects: 1,
+		Log: testLog(), NoProgressLog: true, Count: ctr.count}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)
@@ -141,8 +141,8 @@ func TestRefusedPolicy(t *testing.T) {
 	var flipDials atomic.Int64
 	logs := &logBuffer{}
 	var ctr counters
-	o := Options{Agent: "trawl-test", ServerDelay: -1, FollowRedirects: 1, DisableKeepAlive: true,
-		Log: logs.logger(), ProgressInterval: -1, Count: ctr.count}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, FollowRedirects: 1, DisableKeepAlive: true,
+		Log: logs.logger(), NoProgressLog: true, Count: ctr.count}
 	o.privateAddr = func(a netip.Addr) bool {
 		switch a {
 		case pubAddr, linkerAddr:
@@ -242,8 +242,8 @@ func TestStop(t *testing.T) {
 	}
 	urls = append(urls, hang.base+"/a.html", hang.base+"/b.html")
 	stop := make(chan struct{})
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, FollowRedirects: 1,
-		ReadTimeout: time.Minute, Stop: stop, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, FollowRedirects: 1,
+		ReadTimeout: time.Minute, Stop: stop, Log: testLog(), NoProgressLog: true}
 	f, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +320,7 @@ func TestStopBeforeRun(t *testing.T) {
 	rec := newRecorder(t, "127.0.8.3", site(""))
 	stop := make(chan struct{})
 	close(stop)
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, Stop: stop, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, Stop: stop, Log: testLog(), NoProgressLog: true}
 	reqs := requests(rec.base+"/a.html", rec.base+"/b.html", "ftp://example.com/x")
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)
@@ -346,7 +346,7 @@ func TestAbortReportsNothingMore(t *testing.T) {
 	}
 	// After robots.txt, the host's next turn is an hour away: only the
 	// cancellation ends the run.
-	o := Options{Agent: "trawl-test", ServerDelay: time.Hour, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", ServerDelay: time.Hour, AllowPrivate: true, Log: testLog(), NoProgressLog: true}
 	f, err := New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -393,8 +393,8 @@ func TestStallTimeout(t *testing.T) {
 	for i := range 5 {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", hang.base, i))
 	}
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, ReadTimeout: time.Hour,
-		StallTimeout: 300 * time.Millisecond, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, ReadTimeout: time.Hour,
+		StallTimeout: 300 * time.Millisecond, Log: testLog(), NoProgressLog: true}
 	f, err := New(o)
 	if err != nil {
 		t.Fatal(err)

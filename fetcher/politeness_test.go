@@ -45,7 +45,7 @@ func TestPoliteness(t *testing.T) {
 		t.Fatalf("only %d hosts with 3 pages: pick another seed", hosts)
 	}
 	o := testOptions(t, srv)
-	o.ServerDelay = delay
+	o.ServerDelay, o.NoServerDelay = delay, false
 	o.MaxConnections = 8
 	res, st := fetchAll(t, o, reqs)
 	waitIdle(t, srv)
@@ -119,7 +119,7 @@ func TestCrawlDelay(t *testing.T) {
 	}
 	urls = append(urls, slow.base+"/private/x.html")
 	o := Options{Agent: "trawl-test", ServerDelay: 50 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
-		AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+		AllowPrivate: true, Log: testLog(), NoProgressLog: true}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)
@@ -214,8 +214,8 @@ func TestExceptionLimit(t *testing.T) {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", bad.base, i))
 	}
 	const backoff = 100 * time.Millisecond
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, MaxExceptionsPerHost: 3,
-		ExceptionBackoff: backoff, HoldConnection: time.Second, Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, MaxExceptionsPerHost: 3,
+		ExceptionBackoff: backoff, HoldConnection: time.Second, Log: testLog(), NoProgressLog: true}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)
@@ -265,7 +265,7 @@ func TestDeadline(t *testing.T) {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", site.base, i))
 	}
 	o := Options{Agent: "trawl-test", ServerDelay: 100 * time.Millisecond, AllowPrivate: true,
-		Deadline: time.Now().Add(600 * time.Millisecond), Log: testLog(), ProgressInterval: -1}
+		Deadline: time.Now().Add(600 * time.Millisecond), Log: testLog(), NoProgressLog: true}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)
@@ -324,7 +324,7 @@ func TestPolitenessPerConnection(t *testing.T) {
 	for _, mode := range []DelayBetween{DelayBetweenConnections, DelayBetweenRequests} {
 		since := srv.AccessLog().Len()
 		o := testOptions(t, srv)
-		o.ServerDelay = delay
+		o.ServerDelay, o.NoServerDelay = delay, false
 		o.MaxConnections = 8
 		o.DelayBetween = mode
 		res, _ := fetchAll(t, o, reqs)
@@ -395,7 +395,7 @@ func TestCrawlDelayPerConnection(t *testing.T) {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", slow.base, i))
 	}
 	o := Options{Agent: "trawl-test", ServerDelay: 50 * time.Millisecond, MaxCrawlDelay: 2 * time.Second,
-		DelayBetween: DelayBetweenConnections, AllowPrivate: true, Log: testLog(), ProgressInterval: -1}
+		DelayBetween: DelayBetweenConnections, AllowPrivate: true, Log: testLog(), NoProgressLog: true}
 	res, _ := fetchAll(t, o, requests(urls...))
 	for _, u := range urls {
 		if r := res[u]; r == nil || r.Status != crawldb.StatusFetchSuccess {

@@ -68,7 +68,7 @@ func TestQueueByIP(t *testing.T) {
 				mark := srv.AccessLog().Len()
 				o := testOptions(t, srv)
 				o.QueueMode = mode
-				o.ServerDelay = delay
+				o.ServerDelay, o.NoServerDelay = delay, false
 				o.MaxConnections = 8
 				res, st := fetchAll(t, o, reqs)
 				waitIdle(t, srv)
@@ -152,8 +152,8 @@ func TestCloseKeepsWorker(t *testing.T) {
 	for i := range 5 {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", closing.base, i), fmt.Sprintf("%s/p%d.html", other.base, i))
 	}
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, MaxConnections: 1,
-		Log: testLog(), ProgressInterval: -1}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, MaxConnections: 1,
+		Log: testLog(), NoProgressLog: true}
 	res, st := fetchAll(t, o, requests(urls...))
 	if st.Success != 10 || len(res) != 10 {
 		t.Fatalf("%d of 10 fetched", st.Success)
@@ -183,7 +183,7 @@ func TestPriorityOrder(t *testing.T) {
 	}
 	for _, p := range []Policy{Quality{}, Capacity{}, BreadthFirst{}} {
 		before := len(rec.requests())
-		o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, Policy: p, Log: testLog(), ProgressInterval: -1}
+		o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, Policy: p, Log: testLog(), NoProgressLog: true}
 		fetchAll(t, o, reqs)
 		var got []string
 		for _, h := range rec.requests()[before:] {
@@ -228,9 +228,9 @@ func TestThroughputThreshold(t *testing.T) {
 	for i := range 20 {
 		urls = append(urls, fmt.Sprintf("%s/p%d.html", slow.base, i))
 	}
-	o := Options{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true, ReadTimeout: 5 * time.Second,
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, ReadTimeout: 5 * time.Second,
 		ThroughputThreshold: 10, ThroughputCheckAfter: 300 * time.Millisecond, ThroughputInterval: 200 * time.Millisecond,
-		ThroughputRetries: 3, Log: testLog(), ProgressInterval: -1}
+		ThroughputRetries: 3, Log: testLog(), NoProgressLog: true}
 	reqs := requests(urls...)
 	res, st := fetchAll(t, o, reqs)
 	checkAllReported(t, reqs, res)

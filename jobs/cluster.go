@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -40,25 +42,69 @@ const clusterWorkPrefix = "_work-"
 // ClustersDir returns the URI of the crawl's cluster results directory.
 func ClustersDir(crawl string) string { return storage.Join(crawl, dirClusters) }
 
-// ClusterOptions configures Cluster (the settings cluster.*).
+// ClusterOptions configures Cluster and SuggestClusterEps (the settings
+// cluster.*).
 type ClusterOptions struct {
-	// Eps and MinPts are DBSCAN's parameters on the standardized features
-	// (MinPts counts the point itself).
-	Eps    float64
+	// Eps is DBSCAN's radius on the standardized features. Cluster needs
+	// it positive; zero means not chosen yet, which only
+	// SuggestClusterEps (which proposes one) accepts.
+	Eps float64
+	// MinPts is DBSCAN's density: the points within Eps, the point itself
+	// counted, that make a core point. Cluster needs it at least 1,
+	// SuggestClusterEps at least 2; zero is invalid.
 	MinPts int
 	// MinSamples (K) and SampleRate (R) choose each cluster's samples:
-	// the max(K, ceil(R*size)) members nearest its centre.
+	// the max(K, ceil(R*size)) members nearest its centre. Zero K or R
+	// takes nothing on its own account; R is in [0, 1].
 	MinSamples int
 	SampleRate float64
 	// MaxChanges is the change count up to which a page is young and
-	// clustered; 0 means 16 (dbscan.DefaultMaxChanges), negative no limit.
+	// clustered; 0 means 16 (dbscan.DefaultMaxChanges). AnyChanges
+	// clusters every fetched page whatever its change count (MaxChanges
+	// must then be 0).
 	MaxChanges int
+	AnyChanges bool
 	// Partitions is the number of boxes of the partitioned DBSCAN; 0
 	// means GOMAXPROCS. It does not change the result.
 	Partitions int
 	// Now names the result (clusters/<Now as yyyyMMddHHmmss>); zero means
 	// the wall clock. A name already taken moves on by a second.
 	Now time.Time
+}
+
+// Validate checks o as Cluster and SuggestClusterEps do before they start
+// (see each field), but for what only one of them needs: Cluster a
+// positive Eps, SuggestClusterEps a MinPts of at least 2.
+func (o ClusterOptions) Validate() error {
+	switch {
+	case !(o.Eps >= 0) || math.IsInf(o.Eps, 0):
+		return fmt.Errorf("eps must be 0 (not chosen yet) or a positive finite number, not %v", o.Eps)
+	case o.MinPts < 1 || o.MinPts > math.MaxInt32:
+		return fmt.Errorf("minPts must be at least 1, not %d", o.MinPts)
+	case !(o.SampleRate >= 0 && o.SampleRate <= 1):
+		return fmt.Errorf("sample rate must be in [0, 1], not %v", o.SampleRate)
+	case o.MinSamples < 0:
+		return fmt.Errorf("min samples must be >= 0, not %d", o.MinSamples)
+	case o.MaxChanges < 0 || o.MaxChanges > math.MaxInt32:
+		return fmt.Errorf("max changes must be >= 0 (0: %d), not %d", dbscan.DefaultMaxChanges, o.MaxChanges)
+	case o.AnyChanges && o.MaxChanges != 0:
+		return fmt.Errorf("max changes %d with any changes: give one or the other", o.MaxChanges)
+	case o.Partitions < 0:
+		return fmt.Errorf("partitions must be >= 0, not %d", o.Partitions)
+	}
+	return nil
+}
+
+// maxChanges is the young-page threshold as dbscan.Source takes it
+// (negative: none).
+func (o ClusterOptions) maxChanges() int {
+	switch {
+	case o.AnyChanges:
+		return -1
+	case o.MaxChanges == 0:
+		return dbscan.DefaultMaxChanges
+	}
+	return o.MaxChanges
 }
 
 // ClusterResult reports a Cluster run.
@@ -88,6 +134,9 @@ type ClusterResult struct {
 // interrupted install first. It cannot corrupt the CrawlDB either way.
 func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult, err error) {
 	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
 	if err := (dbscan.Params{Eps: o.Eps, MinPts: o.MinPts}).Validate(); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
@@ -109,37 +158,13 @@ func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult
 	} else if !ok {
 		return nil, fmt.Errorf("cluster: %s has no CrawlDB (run inject first)", cp.dbURI)
 	}
-	cdir := path.Join(path.Dir(cp.dbPath), dirClusters)
-	if err := cp.fs.MkdirAll(cdir); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
-	infos, err := cp.fs.ReadDir(cdir)
+	name, err := newClusterName(cp, o.Now, log)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	taken := map[string]bool{}
-	for _, fi := range infos {
-		taken[fi.Name()] = true
-		if strings.HasPrefix(fi.Name(), clusterWorkPrefix) {
-			log.Info("removing the work directory of an interrupted cluster run", "dir", fi.Name())
-			if err := cp.fs.RemoveAll(path.Join(cdir, fi.Name())); err != nil {
-				return nil, fmt.Errorf("cluster: remove %s: %w", fi.Name(), err)
-			}
-		}
-	}
-	now := o.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	now = now.UTC().Truncate(time.Second)
-	name := now.Format(clusterNameLayout)
-	for taken[name] {
-		now = now.Add(time.Second)
-		name = now.Format(clusterNameLayout)
-	}
 	out := storage.Join(ClustersDir(cp.crawl), name)
 	sum, err := dbscan.Run(ctx, env.Engine, dbscan.JobConfig{
-		Source:      dbscan.Source{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), MaxChanges: o.MaxChanges},
+		Source:      dbscan.Source{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), MaxChanges: o.maxChanges()},
 		Work:        storage.Join(ClustersDir(cp.crawl), clusterWorkPrefix+name),
 		Output:      out,
 		Eps:         o.Eps,
@@ -163,41 +188,61 @@ func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult
 	return res, nil
 }
 
-// SuggestClusterEps reads the CrawlDB's young pages (as Cluster does,
-// standardized) and returns dbscan.SuggestEps' knee of their k-distance
-// curve for minPts, and the number of points. It reads the whole set of
-// young pages' features into memory, without the lock (it writes nothing).
-func SuggestClusterEps(ctx context.Context, env Env, minPts, maxChanges int) (eps float64, points int, err error) {
+// newClusterName removes the work directories killed runs left in
+// clusters/ and returns the new result's name: now (zero: the wall clock)
+// as yyyyMMddHHmmss, moved on by a second while the name is taken. The
+// caller holds the CrawlDB lock.
+func newClusterName(cp crawlPaths, now time.Time, log *slog.Logger) (string, error) {
+	cdir := path.Join(path.Dir(cp.dbPath), dirClusters)
+	if err := cp.fs.MkdirAll(cdir); err != nil {
+		return "", err
+	}
+	infos, err := cp.fs.ReadDir(cdir)
+	if err != nil {
+		return "", err
+	}
+	taken := map[string]bool{}
+	for _, fi := range infos {
+		taken[fi.Name()] = true
+		if strings.HasPrefix(fi.Name(), clusterWorkPrefix) {
+			log.Info("removing the work directory of an interrupted cluster run", "dir", fi.Name())
+			if err := cp.fs.RemoveAll(path.Join(cdir, fi.Name())); err != nil {
+				return "", fmt.Errorf("remove %s: %w", fi.Name(), err)
+			}
+		}
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	now = now.UTC().Truncate(time.Second)
+	name := now.Format(clusterNameLayout)
+	for taken[name] {
+		now = now.Add(time.Second)
+		name = now.Format(clusterNameLayout)
+	}
+	return name, nil
+}
+
+// SuggestClusterEps reads the CrawlDB's young pages (as Cluster does with
+// o, standardized) and returns dbscan.SuggestEps' knee of their k-distance
+// curve for o.MinPts, and the number of points; o.Eps is not used. It
+// reads the whole set of young pages' features into memory, without the
+// lock (it writes nothing).
+func SuggestClusterEps(ctx context.Context, env Env, o ClusterOptions) (eps float64, points int, err error) {
+	if err := o.Validate(); err != nil {
+		return 0, 0, fmt.Errorf("cluster: suggest eps: %w", err)
+	}
+	minPts, maxChanges := o.MinPts, o.maxChanges()
 	if minPts < 2 {
 		return 0, 0, fmt.Errorf("cluster: suggest eps: minPts %d (want >= 2: the knee is of the distance to the (minPts-1)-th neighbour)", minPts)
-	}
-	if maxChanges == 0 {
-		maxChanges = dbscan.DefaultMaxChanges
 	}
 	cp, err := env.paths()
 	if err != nil {
 		return 0, 0, fmt.Errorf("cluster: %w", err)
 	}
-	parts, err := parquetio.PartFiles(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
+	pts, err := youngPoints(ctx, cp, maxChanges)
 	if err != nil {
-		return 0, 0, fmt.Errorf("cluster: suggest eps: list the CrawlDB: %w", err)
-	}
-	pts := dbscan.NewPoints(dbscan.NumFeatures, 0)
-	for _, p := range parts {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err
-		}
-		err := readParquet(cp.fs, p, func(r featureRow) error {
-			d := crawldb.Datum{Status: r.Status, FetchCount: r.FetchCount, ChangeCount: r.ChangeCount}
-			if !dbscan.YoungPage(d, maxChanges) {
-				return nil
-			}
-			x := dbscan.FeatureVector(r.Features)
-			return pts.Append(x[:])
-		})
-		if err != nil {
-			return 0, 0, fmt.Errorf("cluster: suggest eps: %w", err)
-		}
+		return 0, 0, fmt.Errorf("cluster: suggest eps: %w", err)
 	}
 	if pts.Len() < minPts {
 		return 0, pts.Len(), fmt.Errorf("cluster: suggest eps: %d young pages, fewer than minPts %d", pts.Len(), minPts)
@@ -210,6 +255,33 @@ func SuggestClusterEps(ctx context.Context, env Env, minPts, maxChanges int) (ep
 		return 0, 0, fmt.Errorf("cluster: suggest eps: %w", err)
 	}
 	return eps, pts.Len(), nil
+}
+
+// youngPoints reads the feature vectors of the current CrawlDB's young
+// pages (change count at most maxChanges; negative: any).
+func youngPoints(ctx context.Context, cp crawlPaths, maxChanges int) (dbscan.Points, error) {
+	parts, err := parquetio.PartFiles(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
+	if err != nil {
+		return dbscan.Points{}, fmt.Errorf("list the CrawlDB: %w", err)
+	}
+	pts := dbscan.NewPoints(dbscan.NumFeatures, 0)
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return dbscan.Points{}, err
+		}
+		err := readParquet(cp.fs, p, func(r featureRow) error {
+			d := crawldb.Datum{Status: r.Status, FetchCount: r.FetchCount, ChangeCount: r.ChangeCount}
+			if !dbscan.YoungPage(d, maxChanges) {
+				return nil
+			}
+			x := dbscan.FeatureVector(r.Features)
+			return pts.Append(x[:])
+		})
+		if err != nil {
+			return dbscan.Points{}, err
+		}
+	}
+	return pts, nil
 }
 
 // featureRow is the projection of a Datum SuggestClusterEps reads.
@@ -332,11 +404,8 @@ func readClustersApplied(cp crawlPaths) (a ClustersApplied, ok bool, err error) 
 
 // dynamicPlan is what a dynamic updatedb does about clusters.
 type dynamicPlan struct {
-	// apply is the URI of a result to apply in this run ("" for none).
-	apply string
-	// maxChanges is the young-page threshold the applied result was
-	// clustered with (negative: none).
-	maxChanges int
+	// apply is the result to apply in this run (nil for none).
+	apply *clusterApply
 	// record is the new version's _clusters.json (Result "" if no result
 	// was ever applied).
 	record ClustersApplied
@@ -365,12 +434,11 @@ type samplePeriodRow struct {
 // cluster id and sample flag do. The caller holds the lock.
 func planDynamic(ctx context.Context, env Env, cp crawlPaths, now time.Time) (*dynamicPlan, error) {
 	start := time.Now()
-	plan := &dynamicPlan{}
 	prev, _, err := readClustersApplied(cp)
 	if err != nil {
 		return nil, err
 	}
-	plan.record = prev
+	plan := &dynamicPlan{record: prev}
 	names, err := clusterResults(cp)
 	if err != nil {
 		return nil, err
@@ -378,71 +446,16 @@ func planDynamic(ctx context.Context, env Env, cp crawlPaths, now time.Time) (*d
 	var sampleOf map[string]int32
 	if len(names) > 0 && names[len(names)-1] > prev.Name {
 		name := names[len(names)-1]
-		plan.apply = storage.Join(ClustersDir(cp.crawl), name)
-		plan.record = ClustersApplied{Result: plan.apply, Name: name, AppliedAt: now.UTC()}
-		params, err := dbscan.ReadOutput[dbscan.Parameters](env.resolver(), storage.Join(plan.apply, dbscan.DirParams))
-		if err != nil {
-			return nil, fmt.Errorf("read the parameters of %s: %w", plan.apply, err)
+		if plan.apply, sampleOf, err = readClusterResult(env, storage.Join(ClustersDir(cp.crawl), name)); err != nil {
+			return nil, err
 		}
-		if len(params) != 1 {
-			return nil, fmt.Errorf("%s has %d rows of parameters, want 1", plan.apply, len(params))
-		}
-		plan.maxChanges = int(params[0].MaxChanges)
-		samples, err := dbscan.ReadOutput[dbscan.Sample](env.resolver(), storage.Join(plan.apply, dbscan.DirSamples))
-		if err != nil {
-			return nil, fmt.Errorf("read the samples of %s: %w", plan.apply, err)
-		}
-		sampleOf = make(map[string]int32, len(samples))
-		for _, s := range samples {
-			sampleOf[s.Key] = s.Label
-		}
+		plan.record = ClustersApplied{Result: plan.apply.Result, Name: name, AppliedAt: now.UTC()}
 	}
-	parts, err := parquetio.PartFiles(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
-	if errors.Is(err, fs.ErrNotExist) {
-		parts = nil
-	} else if err != nil {
-		return nil, fmt.Errorf("list the CrawlDB: %w", err)
+	acc, scanned, err := scanPeriods(ctx, env, cp, sampleOf)
+	if err != nil {
+		return nil, err
 	}
-	// The parts are read in parallel, each into its own accumulator.
-	workers := min(len(parts), env.parallelism())
-	accs := make([]crawldb.PeriodAccumulator, len(parts))
-	counts := make([]int64, len(parts))
-	errs := make([]error, len(parts))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
-					continue
-				}
-				errs[i] = readParquet(cp.fs, parts[i], func(r samplePeriodRow) error {
-					counts[i]++
-					d := crawldb.Datum{ClusterID: r.ClusterID, ClusterSample: r.ClusterSample, ChangeCount: r.ChangeCount, History: r.History}
-					if sampleOf != nil {
-						label, ok := sampleOf[r.URL]
-						d.ClusterID, d.ClusterSample = label, ok
-					}
-					accs[i].Add(&d)
-					return nil
-				}, parquetio.AllowMissingColumns())
-			}
-		})
-	}
-	for i := range parts {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	var acc crawldb.PeriodAccumulator
-	for i := range parts {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("cluster periods: %s: %w", parts[i], errs[i])
-		}
-		acc.Merge(&accs[i])
-		plan.scanned += counts[i]
-	}
+	plan.scanned = scanned
 	plan.record.Periods = acc.Periods()
 	plan.record.PeriodsAt = now.UTC()
 	plan.record.Samples = map[int32]int64{}
@@ -451,6 +464,93 @@ func planDynamic(ctx context.Context, env Env, cp crawlPaths, now time.Time) (*d
 	}
 	plan.took = time.Since(start)
 	return plan, nil
+}
+
+// readClusterResult reads what applying the cluster result at uri takes:
+// its young-page threshold (from params/) and its samples' labels by URL.
+func readClusterResult(env Env, uri string) (*clusterApply, map[string]int32, error) {
+	params, err := dbscan.ReadOutput[dbscan.Parameters](env.resolver(), storage.Join(uri, dbscan.DirParams))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the parameters of %s: %w", uri, err)
+	}
+	if len(params) != 1 {
+		return nil, nil, fmt.Errorf("%s has %d rows of parameters, want 1", uri, len(params))
+	}
+	apply := &clusterApply{Result: uri}
+	if mc := params[0].MaxChanges; mc < 0 {
+		apply.AnyChanges = true
+	} else {
+		apply.MaxChanges = int(mc)
+	}
+	samples, err := dbscan.ReadOutput[dbscan.Sample](env.resolver(), storage.Join(uri, dbscan.DirSamples))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the samples of %s: %w", uri, err)
+	}
+	sampleOf := make(map[string]int32, len(samples))
+	for _, s := range samples {
+		sampleOf[s.Key] = s.Label
+	}
+	return apply, sampleOf, nil
+}
+
+// scanPeriods is the periods pre-pass: it reads the current CrawlDB's
+// parts in parallel, each into its own accumulator, and merges them in
+// part order. With sampleOf (a result being applied) the samples are its
+// samples; else the rows' own cluster id and sample flag say. scanned
+// counts the rows read.
+func scanPeriods(ctx context.Context, env Env, cp crawlPaths, sampleOf map[string]int32) (acc crawldb.PeriodAccumulator, scanned int64, err error) {
+	parts, err := parquetio.PartFiles(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
+	if errors.Is(err, fs.ErrNotExist) {
+		parts = nil
+	} else if err != nil {
+		return acc, 0, fmt.Errorf("list the CrawlDB: %w", err)
+	}
+	accs := make([]crawldb.PeriodAccumulator, len(parts))
+	counts := make([]int64, len(parts))
+	errs := make([]error, len(parts))
+	forEachParallel(len(parts), env.parallelism(), func(i int) {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			return
+		}
+		errs[i] = readParquet(cp.fs, parts[i], func(r samplePeriodRow) error {
+			counts[i]++
+			d := crawldb.Datum{ClusterID: r.ClusterID, ClusterSample: r.ClusterSample, ChangeCount: r.ChangeCount, History: r.History}
+			if sampleOf != nil {
+				label, ok := sampleOf[r.URL]
+				d.ClusterID, d.ClusterSample = label, ok
+			}
+			accs[i].Add(&d)
+			return nil
+		}, parquetio.AllowMissingColumns())
+	})
+	for i := range parts {
+		if errs[i] != nil {
+			return acc, 0, fmt.Errorf("cluster periods: %s: %w", parts[i], errs[i])
+		}
+		acc.Merge(&accs[i])
+		scanned += counts[i]
+	}
+	return acc, scanned, nil
+}
+
+// forEachParallel calls fn(i) for every i in [0, n) on at most workers
+// goroutines, and returns when every call has.
+func forEachParallel(n, workers int, fn func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, workers) {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // clusterValue is a page's row of the applied cluster result in updatedb's
@@ -464,7 +564,8 @@ type clusterValue struct {
 // applyCluster sets d's cluster id and sample flag from the applied result
 // (cv nil: the page is not in it): a page in the assignment takes its
 // label and is a sample if samples/ lists it; a page not in it stops being
-// a sample and, if it is young (ChangeCount <= clusterMaxChanges), gets -1
+// a sample and, if it is young (ChangeCount <= clusterMaxChanges, or any
+// with clusterAnyChanges), gets -1
 // (pages past the threshold keep their last cluster id, for information:
 // the schedule no longer uses it).
 func (m *dbMerger) applyCluster(d *crawldb.Datum, cv *clusterValue) {
@@ -477,15 +578,16 @@ func (m *dbMerger) applyCluster(d *crawldb.Datum, cv *clusterValue) {
 		return
 	}
 	d.ClusterSample = false
-	if m.clusterMaxChanges < 0 || int(d.ChangeCount) <= m.clusterMaxChanges {
+	if m.clusterAnyChanges || int(d.ChangeCount) <= m.clusterMaxChanges {
 		d.ClusterID = -1
 	}
 }
 
-// writeClustersRecord writes the new CrawlDB version's _clusters.json: the
-// dynamic plan's record, or a copy of the current version's (if any).
-func writeClustersRecord(cp crawlPaths, newName string, plan *dynamicPlan) error {
-	dst := path.Join(cp.dbPath, newName, clustersFile)
+// writeClustersRecord writes the _clusters.json of the new CrawlDB version
+// in dir: the dynamic plan's record, or a copy of the current version's
+// (if any).
+func writeClustersRecord(cp crawlPaths, dir string, plan *dynamicPlan) error {
+	dst := path.Join(dir, clustersFile)
 	if plan == nil {
 		data, err := storage.ReadFile(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName, clustersFile))
 		if errors.Is(err, fs.ErrNotExist) {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,7 +81,7 @@ func TestClusterThenDynamicUpdate(t *testing.T) {
 	_, more := crawlDaily(t, env, 6, t0)
 	before := dbRows(t, env)
 
-	eps, n, err := SuggestClusterEps(context.Background(), env, 4, 2)
+	eps, n, err := SuggestClusterEps(context.Background(), env, ClusterOptions{MinPts: 4, MaxChanges: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func TestClusterFailureLeavesNoResult(t *testing.T) {
 
 // TestDynamicUpdateStreaming runs the dynamic updatedb that applies a
 // cluster result as Hadoop Streaming tasks would (the job rebuilt from its
-// Conf in every task, so the periods travel in the Conf) and compares the
+// spec in every task, so the periods travel in the spec) and compares the
 // CrawlDB and its cluster record with the local engine's.
 func TestDynamicUpdateStreaming(t *testing.T) {
 	env := testEnv(t)
@@ -386,5 +387,38 @@ func TestDynamicUpdateStreaming(t *testing.T) {
 	}
 	if clustered == 0 {
 		t.Error("no page has a cluster after the update")
+	}
+}
+
+func TestClusterOptionsValidate(t *testing.T) {
+	good := ClusterOptions{Eps: 0.5, MinPts: 4, MinSamples: 2, SampleRate: 0.1, MaxChanges: 3, Partitions: 2}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("%+v: %v", good, err)
+	}
+	if err := (ClusterOptions{MinPts: 1, AnyChanges: true}).Validate(); err != nil {
+		t.Errorf("no eps yet, any changes: %v", err)
+	}
+	for _, bad := range []func(o *ClusterOptions){
+		func(o *ClusterOptions) { o.Eps = -1 },
+		func(o *ClusterOptions) { o.Eps = math.NaN() },
+		func(o *ClusterOptions) { o.Eps = math.Inf(1) },
+		func(o *ClusterOptions) { o.MinPts = 0 },
+		func(o *ClusterOptions) { o.SampleRate = 1.5 },
+		func(o *ClusterOptions) { o.MinSamples = -1 },
+		func(o *ClusterOptions) { o.MaxChanges = -1 },
+		func(o *ClusterOptions) { o.AnyChanges = true },
+		func(o *ClusterOptions) { o.Partitions = -1 },
+	} {
+		o := good
+		bad(&o)
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+	if got := (ClusterOptions{}).maxChanges(); got != dbscan.DefaultMaxChanges {
+		t.Errorf("zero MaxChanges is %d", got)
+	}
+	if got := (ClusterOptions{AnyChanges: true}).maxChanges(); got >= 0 {
+		t.Errorf("AnyChanges is %d", got)
 	}
 }

@@ -196,7 +196,7 @@ func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err 
 		return nil, fmt.Errorf("crawl: create %s: %w", cp.crawl, err)
 	}
 	lock, err := crawldb.LockWith(cp.fs, crawlPath, "crawl", env.ForceLock,
-		crawldb.LockOptions{MaxAge: -1, Logger: log})
+		crawldb.LockOptions{NoMaxAge: true, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("crawl: another crawl of %s is running or died: %w", cp.crawl, err)
 	}

@@ -49,7 +49,7 @@ func testCrawlOptions(srv *simweb.Server, seeds string, rounds int, t0 time.Time
 		RoundInterval: 24 * time.Hour,
 		Generate:      GenerateOptions{Schedule: sched},
 		Update:        UpdateOptions{Schedule: sched},
-		Fetch: FetchOptions{Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true,
+		Fetch: FetchOptions{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true,
 			DNSServers: []string{srv.DNSAddr()}},
 		SetClock: func(_ context.Context, t time.Time) error { return srv.SetClock(t, 0) },
 	}
@@ -263,7 +263,7 @@ func TestCrawlStopAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
-		ServerDelay: -1, AllowPrivate: true, DNSServers: []string{srv.DNSAddr()}, Now: t0.AddDate(0, 0, 3)}); err != nil {
+		NoServerDelay: true, AllowPrivate: true, DNSServers: []string{srv.DNSAddr()}, Now: t0.AddDate(0, 0, 3)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(filepath.Join(env.Crawl, "segments", gen.Name, segment.DirFetch)); err != nil {

@@ -74,7 +74,7 @@ func statusCounter(s crawldb.Status) string { return statusCounters[s] }
 type dbMerger struct {
 	sched crawldb.Schedule
 	// now is the time new URLs from links are due (Nutch uses the wall
-	// clock in initializeSchedule; trawl takes it from the job's Conf so
+	// clock in initializeSchedule; trawl takes it from the job's spec so
 	// that a re-run gives the same CrawlDB).
 	now time.Time
 	// retryMax is db.fetch.retry.max: transient failures before db_gone.
@@ -87,10 +87,11 @@ type dbMerger struct {
 	// maxInlinks is db.update.max.inlinks (<= 0: no limit).
 	maxInlinks int
 	// applyClusters says a cluster result is being applied (kindCluster
-	// values); clusterMaxChanges is its young-page threshold (see
-	// applyCluster).
+	// values); clusterMaxChanges is its young-page threshold, and
+	// clusterAnyChanges says it had none (see applyCluster).
 	applyClusters     bool
 	clusterMaxChanges int
+	clusterAnyChanges bool
 }
 
 // mergeState is the per-call scratch space of merge, reused across keys by
@@ -99,58 +100,24 @@ type mergeState struct {
 	links inlinkHeap
 }
 
+// urlValues are one URL's values but for its links (which go to the
+// mergeState's heap): its CrawlDB row, its newest fetch, its newest
+// signature, and its row of the applied cluster result (nil if absent).
+type urlValues struct {
+	old   *crawldb.Datum
+	fetch *segment.Fetch
+	sig   *segment.ParseUpdate
+	cv    *clusterValue
+}
+
 // merge reduces the values of one URL to its new CrawlDB row; ok is false
 // when the URL leaves (or does not enter) the CrawlDB. count adds to a job
 // counter.
 func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, count func(string, int64)) (res crawldb.Datum, ok bool, err error) {
-	var (
-		old   *crawldb.Datum
-		fetch *segment.Fetch
-		sig   *segment.ParseUpdate
-		cv    *clusterValue
-	)
 	st.links.reset(m.maxInlinks)
-	for v := range values {
-		switch v.Kind {
-		case kindOld:
-			// Nutch keeps the latest version (by fetch time); with one
-			// CrawlDB there is one, but be as Nutch.
-			if old == nil || old.FetchTime.Before(v.Old.FetchTime) {
-				old = v.Old
-			}
-		case kindFetch:
-			// Several segments may have fetched the URL: the latest wins.
-			if fetch == nil || fetch.FetchTime.Before(v.Fetch.FetchTime) {
-				fetch = v.Fetch
-			}
-		case kindParse:
-			p := v.Parse
-			switch p.Status {
-			case crawldb.StatusLinked:
-				st.links.add(p.FromURL, p.Score)
-			case crawldb.StatusSignature:
-				if sig == nil || !p.FetchTime.Before(sig.FetchTime) {
-					sig = p
-				}
-			case crawldb.StatusParseMeta:
-				count(ctrParseMetaIgnored, 1)
-			default:
-				count(ctrUnknownParse, 1)
-			}
-		case kindCluster:
-			// An assignment row gives the label, a samples row the flag
-			// (and the same label).
-			if cv == nil {
-				cv = &clusterValue{Label: v.Cluster.Label}
-			}
-			if v.Cluster.Sample {
-				cv.Sample = true
-			} else {
-				cv.Label = v.Cluster.Label
-			}
-		default:
-			return res, false, fmt.Errorf("updatedb: %s: shuffle value of unknown kind %d", url, v.Kind)
-		}
+	in, err := collect(url, values, &st.links, count)
+	if err != nil {
+		return res, false, err
 	}
 	if dropped := st.links.seen - len(st.links.items); dropped > 0 {
 		count(ctrInlinksDropped, int64(dropped))
@@ -158,85 +125,165 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 	links := st.links.sorted()
 
 	// A URL not in the CrawlDB enters only if additions are allowed.
-	if old == nil && !m.additions {
-		if fetch != nil || len(links) > 0 {
+	if in.old == nil && !m.additions {
+		if in.fetch != nil || len(links) > 0 {
 			count(ctrAdditionsRefused, 1)
 		}
 		return res, false, nil
 	}
-	// No fetch and no link: keep the old row as it is.
-	if fetch == nil && len(links) == 0 {
-		if old == nil {
-			if cv != nil {
-				// The page was clustered but has left the CrawlDB since.
-				count(ctrClusterGone, 1)
-				return res, false, nil
-			}
-			count(ctrLoneSignature, 1)
-			return res, false, nil
-		}
-		count(ctrUnchanged, 1)
-		count(statusCounter(old.Status), 1)
-		res = *old
-		m.applyCluster(&res, cv)
-		return res, true, nil
-	}
-
-	var prevFetchTime, prevModifiedTime time.Time
-	if old != nil {
-		prevFetchTime, prevModifiedTime = old.FetchTime, old.ModifiedTime
-	}
-
-	if fetch == nil {
-		// Only links: an existing row stays as it is (its score grows
-		// below); a new URL is initialized from the best link.
-		if old != nil {
-			res = *old
-			m.applyCluster(&res, cv)
-		} else {
-			count(ctrNewFromLinks, 1)
-			res = crawldb.Datum{
-				URL:       url,
-				Host:      urlutil.Host(url),
-				Status:    crawldb.StatusDBUnfetched,
-				ClusterID: -1,
-			}
-			res.Features.Depth = int32(urlutil.Depth(url))
-			m.sched.InitializeSchedule(&res, m.now)
-			res.Score = 0 // OPIC initialScore
-		}
-	} else {
+	switch {
+	case in.fetch == nil && len(links) == 0:
+		return m.unchanged(in, count)
+	case in.fetch != nil:
 		count(ctrFetched, 1)
-		res = fetchDatum(url, fetch, old)
-		if old != nil {
-			res.Metadata = overlay(old.Metadata, res.Metadata)
-			if !old.ModifiedTime.IsZero() && res.ModifiedTime.IsZero() {
-				res.ModifiedTime = old.ModifiedTime
-			}
-			// Columns other jobs maintain between generate and updatedb
-			// (cluster assignment, change history) come from the
-			// CrawlDB row, not from the fetch list's copy.
-			res.History = old.History
-			res.ChangeCount = old.ChangeCount
-			res.FetchCount = old.FetchCount
-			res.ClusterID = old.ClusterID
-			res.ClusterSample = old.ClusterSample
-			res.Features = old.Features
-		}
-		// The schedule below sees the applied cluster result.
-		m.applyCluster(&res, cv)
-		if sig != nil {
-			inl := res.Features.Inlinks
-			res.Features = sig.Features
-			res.Features.Inlinks = inl
-		}
-		if err := m.applyFetch(&res, old, fetch, sig, prevFetchTime, prevModifiedTime, count); err != nil {
+		if res, err = m.fetched(url, in, count); err != nil {
 			return res, false, err
 		}
+	case in.old != nil:
+		// Only links: the row stays as it is (its score grows below).
+		res = *in.old
+		m.applyCluster(&res, in.cv)
+	default:
+		count(ctrNewFromLinks, 1)
+		res = m.newFromLinks(url)
 	}
+	addInlinks(&res, in.old, links)
+	res.GenerateTime = time.Time{} // Nutch removes _ngt_
+	count(statusCounter(res.Status), 1)
+	return res, true, nil
+}
 
-	// OPIC updateDbScore: the old score (or the new row's) plus the cash
-	// of every incoming link, summed in float64 in a fixed order.
+// collect sorts one URL's values: the newest CrawlDB row, fetch and
+// signature, the applied cluster result's row, and the links (into
+// links).
+func collect(url string, values iter.Seq[dbValue], links *inlinkHeap, count func(string, int64)) (in urlValues, err error) {
+	for v := range values {
+		switch v.Kind {
+		case kindOld:
+			// Nutch keeps the latest version (by fetch time); with one
+			// CrawlDB there is one, but be as Nutch.
+			if in.old == nil || in.old.FetchTime.Before(v.Old.FetchTime) {
+				in.old = v.Old
+			}
+		case kindFetch:
+			// Several segments may have fetched the URL: the latest wins.
+			if in.fetch == nil || in.fetch.FetchTime.Before(v.Fetch.FetchTime) {
+				in.fetch = v.Fetch
+			}
+		case kindParse:
+			collectParse(&in, v.Parse, links, count)
+		case kindCluster:
+			// An assignment row gives the label, a samples row the flag
+			// (and the same label).
+			if in.cv == nil {
+				in.cv = &clusterValue{Label: v.Cluster.Label}
+			}
+			if v.Cluster.Sample {
+				in.cv.Sample = true
+			} else {
+				in.cv.Label = v.Cluster.Label
+			}
+		default:
+			return in, fmt.Errorf("updatedb: %s: shuffle value of unknown kind %d", url, v.Kind)
+		}
+	}
+	return in, nil
+}
+
+// collectParse takes a crawl_parse row: a link, or a signature (the
+// newest wins).
+func collectParse(in *urlValues, p *segment.ParseUpdate, links *inlinkHeap, count func(string, int64)) {
+	switch p.Status {
+	case crawldb.StatusLinked:
+		links.add(p.FromURL, p.Score)
+	case crawldb.StatusSignature:
+		if in.sig == nil || !p.FetchTime.Before(in.sig.FetchTime) {
+			in.sig = p
+		}
+	case crawldb.StatusParseMeta:
+		count(ctrParseMetaIgnored, 1)
+	default:
+		count(ctrUnknownParse, 1)
+	}
+}
+
+// unchanged is merge for a URL with no fetch and no link: its row is kept
+// as it is (but for the applied cluster result); without a row the URL
+// stays out.
+func (m *dbMerger) unchanged(in urlValues, count func(string, int64)) (res crawldb.Datum, ok bool, err error) {
+	if in.old == nil {
+		if in.cv != nil {
+			// The page was clustered but has left the CrawlDB since.
+			count(ctrClusterGone, 1)
+			return res, false, nil
+		}
+		count(ctrLoneSignature, 1)
+		return res, false, nil
+	}
+	count(ctrUnchanged, 1)
+	count(statusCounter(in.old.Status), 1)
+	res = *in.old
+	m.applyCluster(&res, in.cv)
+	return res, true, nil
+}
+
+// newFromLinks is the row of a URL new to the CrawlDB, known from links:
+// db_unfetched, due at now.
+func (m *dbMerger) newFromLinks(url string) crawldb.Datum {
+	res := crawldb.Datum{
+		URL:       url,
+		Host:      urlutil.Host(url),
+		Status:    crawldb.StatusDBUnfetched,
+		ClusterID: -1,
+	}
+	res.Features.Depth = int32(urlutil.Depth(url))
+	m.sched.InitializeSchedule(&res, m.now)
+	res.Score = 0 // OPIC initialScore
+	return res
+}
+
+// fetched is merge for a fetched URL: the fetch's datum, with the columns
+// the CrawlDB row keeps, the applied cluster result, the parse's features,
+// then the fetch's verdict (applyFetch).
+func (m *dbMerger) fetched(url string, in urlValues, count func(string, int64)) (crawldb.Datum, error) {
+	old := in.old
+	u := fetchUpdate{old: old, fetch: in.fetch}
+	if old != nil {
+		u.prevFetchTime, u.prevModifiedTime, u.oldSig = old.FetchTime, old.ModifiedTime, old.Signature
+	}
+	if in.sig != nil && len(in.sig.Signature) > 0 {
+		u.newSig = in.sig.Signature
+	}
+	res := fetchDatum(url, in.fetch, old)
+	if old != nil {
+		res.Metadata = overlay(old.Metadata, res.Metadata)
+		if !old.ModifiedTime.IsZero() && res.ModifiedTime.IsZero() {
+			res.ModifiedTime = old.ModifiedTime
+		}
+		// Columns other jobs maintain between generate and updatedb
+		// (cluster assignment, change history) come from the CrawlDB
+		// row, not from the fetch list's copy.
+		res.History = old.History
+		res.ChangeCount = old.ChangeCount
+		res.FetchCount = old.FetchCount
+		res.ClusterID = old.ClusterID
+		res.ClusterSample = old.ClusterSample
+		res.Features = old.Features
+	}
+	// The schedule below sees the applied cluster result.
+	m.applyCluster(&res, in.cv)
+	if in.sig != nil {
+		inl := res.Features.Inlinks
+		res.Features = in.sig.Features
+		res.Features.Inlinks = inl
+	}
+	return res, m.applyFetch(&res, u, count)
+}
+
+// addInlinks is OPIC's updateDbScore: the old score (or the new row's)
+// plus the cash of every incoming link, summed in float64 in a fixed
+// order. The inlink count rises to the distinct linking pages seen.
+func addInlinks(res *crawldb.Datum, old *crawldb.Datum, links []inlink) {
 	base := res.Score
 	if old != nil {
 		base = old.Score
@@ -245,113 +292,143 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 	if n := int32(distinctFrom(links)); n > res.Features.Inlinks {
 		res.Features.Inlinks = n
 	}
-	res.GenerateTime = time.Time{} // Nutch removes _ngt_
-	count(statusCounter(res.Status), 1)
-	return res, true, nil
+}
+
+// fetchUpdate is a fetch being merged into a URL's row: the CrawlDB row
+// before (nil for a new URL) and its times and signature, the fetch, and
+// the parse's signature (nil if none).
+type fetchUpdate struct {
+	old                             *crawldb.Datum
+	fetch                           *segment.Fetch
+	oldSig, newSig                  []byte
+	prevFetchTime, prevModifiedTime time.Time
 }
 
 // applyFetch sets res's status, schedule and signature from a fetch, as
 // CrawlDbReducer's switch on the fetch status does.
-func (m *dbMerger) applyFetch(res *crawldb.Datum, old *crawldb.Datum, fetch *segment.Fetch, sig *segment.ParseUpdate, prevFetchTime, prevModifiedTime time.Time, count func(string, int64)) error {
-	var oldSig, newSig []byte
-	if old != nil {
-		oldSig = old.Signature
+func (m *dbMerger) applyFetch(res *crawldb.Datum, u fetchUpdate, count func(string, int64)) error {
+	if u.fetch.Status != crawldb.StatusFetchRobotsDenied {
+		dropProtocolStatus(res)
 	}
-	if sig != nil && len(sig.Signature) > 0 {
-		newSig = sig.Signature
-	}
-	if _, ok := res.Metadata[crawldb.ProtocolStatusKey]; ok && fetch.Status != crawldb.StatusFetchRobotsDenied {
-		// The reason of an earlier verdict no longer holds.
-		md := make(map[string]string, len(res.Metadata))
-		for k, v := range res.Metadata {
-			if k != crawldb.ProtocolStatusKey {
-				md[k] = v
-			}
-		}
-		res.Metadata = md
-	}
-	switch fetch.Status {
+	switch u.fetch.Status {
 	case crawldb.StatusFetchSuccess, crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified:
-		state := crawldb.StateUnknown
-		if fetch.Status == crawldb.StatusFetchNotModified {
-			state = crawldb.StateNotModified
-		} else if fetch.Status == crawldb.StatusFetchSuccess && len(oldSig) > 0 && newSig != nil {
-			// Only successful fetches, not redirects, are compared by
-			// signature (NUTCH-1422).
-			if bytes.Equal(oldSig, newSig) {
-				state = crawldb.StateNotModified
-				count(ctrSignatureSame, 1)
-			} else {
-				state = crawldb.StateModified
-				count(ctrSignatureChanged, 1)
-			}
-		}
-		m.sched.SetFetchSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime, res.ModifiedTime, state)
-		if state == crawldb.StateNotModified {
-			res.Status = crawldb.StatusDBNotModified
-			// NUTCH-1341: not modified, so the modification time is the
-			// previous one.
-			res.ModifiedTime = prevModifiedTime
-			if old != nil {
-				res.Signature = old.Signature
-			}
-		} else {
-			switch fetch.Status {
-			case crawldb.StatusFetchSuccess:
-				res.Status = crawldb.StatusDBFetched
-			case crawldb.StatusFetchRedirPerm:
-				res.Status = crawldb.StatusDBRedirPerm
-			case crawldb.StatusFetchRedirTemp:
-				res.Status = crawldb.StatusDBRedirTemp
-			}
-			switch {
-			case newSig != nil:
-				res.Signature = newSig
-			case fetch.Status == crawldb.StatusFetchSuccess:
-				// trawl: a fetch without a parse signature keeps the
-				// old one (Nutch would take the fetch list's copy).
-				res.Signature = oldSig
-			default:
-				res.Signature = nil // redirects have no content
-			}
-		}
-		if fetch.Status == crawldb.StatusFetchSuccess || fetch.Status == crawldb.StatusFetchNotModified {
-			res.FetchCount++
-			if state != crawldb.StateUnknown {
-				res.Observe(fetch.FetchTime, state == crawldb.StateModified)
-			}
-		}
-		// An interval beyond the maximum forces a refetch, so that a
-		// page is not stuck as not-modified after its segment is gone.
-		if m.maxInterval < res.FetchInterval {
-			count(ctrForcedRefetch, 1)
-			m.sched.ForceRefetch(res, false, m.now)
-		}
+		m.applyContent(res, u, count)
 	case crawldb.StatusFetchRetry:
-		res.Signature = oldSig
-		m.sched.SetPageRetrySchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		res.Signature = u.oldSig
+		m.sched.SetPageRetrySchedule(res, u.prevFetchTime, u.prevModifiedTime, u.fetch.FetchTime)
 		if res.Retries < m.retryMax {
 			res.Status = crawldb.StatusDBUnfetched
 		} else {
 			res.Status = crawldb.StatusDBGone
-			m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+			m.sched.SetPageGoneSchedule(res, u.prevFetchTime, u.prevModifiedTime, u.fetch.FetchTime)
 		}
 	case crawldb.StatusFetchGone:
-		res.Signature = oldSig
+		res.Signature = u.oldSig
 		res.Status = crawldb.StatusDBGone
-		m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		m.sched.SetPageGoneSchedule(res, u.prevFetchTime, u.prevModifiedTime, u.fetch.FetchTime)
 	case crawldb.StatusFetchRobotsDenied:
 		// Gone for this agent, as in Nutch, with the reason recorded so
 		// that readers can tell it from a server's 404.
-		res.Signature = oldSig
+		res.Signature = u.oldSig
 		res.Status = crawldb.StatusDBGone
-		m.sched.SetPageGoneSchedule(res, prevFetchTime, prevModifiedTime, fetch.FetchTime)
+		m.sched.SetPageGoneSchedule(res, u.prevFetchTime, u.prevModifiedTime, u.fetch.FetchTime)
 		res.Metadata = overlay(res.Metadata, map[string]string{crawldb.ProtocolStatusKey: "robots_denied"})
 		count(ctrRobotsDenied, 1)
 	default:
-		return fmt.Errorf("updatedb: %s: crawl_fetch status %v is not a fetch status", res.URL, fetch.Status)
+		return fmt.Errorf("updatedb: %s: crawl_fetch status %v is not a fetch status", res.URL, u.fetch.Status)
 	}
 	return nil
+}
+
+// dropProtocolStatus removes the reason of an earlier verdict, which no
+// longer holds, from res's metadata (as a new map).
+func dropProtocolStatus(res *crawldb.Datum) {
+	if _, ok := res.Metadata[crawldb.ProtocolStatusKey]; !ok {
+		return
+	}
+	md := make(map[string]string, len(res.Metadata))
+	for k, v := range res.Metadata {
+		if k != crawldb.ProtocolStatusKey {
+			md[k] = v
+		}
+	}
+	res.Metadata = md
+}
+
+// applyContent is applyFetch for a fetch that reached the page (success,
+// not modified, redirects): the change state, the schedule, the status
+// and signature, the observation, and a refetch forced if the interval
+// grew beyond the maximum.
+func (m *dbMerger) applyContent(res *crawldb.Datum, u fetchUpdate, count func(string, int64)) {
+	state := changeState(u, count)
+	m.sched.SetFetchSchedule(res, u.prevFetchTime, u.prevModifiedTime, u.fetch.FetchTime, res.ModifiedTime, state)
+	if state == crawldb.StateNotModified {
+		res.Status = crawldb.StatusDBNotModified
+		// NUTCH-1341: not modified, so the modification time is the
+		// previous one.
+		res.ModifiedTime = u.prevModifiedTime
+		if u.old != nil {
+			res.Signature = u.old.Signature
+		}
+	} else {
+		setContentStatus(res, u)
+	}
+	if u.fetch.Status == crawldb.StatusFetchSuccess || u.fetch.Status == crawldb.StatusFetchNotModified {
+		res.FetchCount++
+		if state != crawldb.StateUnknown {
+			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified)
+		}
+	}
+	// An interval beyond the maximum forces a refetch, so that a page is
+	// not stuck as not-modified after its segment is gone.
+	if m.maxInterval < res.FetchInterval {
+		count(ctrForcedRefetch, 1)
+		m.sched.ForceRefetch(res, false, m.now)
+	}
+}
+
+// changeState tells whether a fetch that reached the page found it
+// modified: a 304 is not modified; a 200 is compared by signature when
+// both the old and the new one are known; else the state is unknown.
+func changeState(u fetchUpdate, count func(string, int64)) crawldb.ChangeState {
+	switch {
+	case u.fetch.Status == crawldb.StatusFetchNotModified:
+		return crawldb.StateNotModified
+	case u.fetch.Status != crawldb.StatusFetchSuccess || len(u.oldSig) == 0 || u.newSig == nil:
+		// Only successful fetches, not redirects, are compared by
+		// signature (NUTCH-1422).
+		return crawldb.StateUnknown
+	case bytes.Equal(u.oldSig, u.newSig):
+		count(ctrSignatureSame, 1)
+		return crawldb.StateNotModified
+	default:
+		count(ctrSignatureChanged, 1)
+		return crawldb.StateModified
+	}
+}
+
+// setContentStatus sets the status and signature of a page fetched and
+// not found unmodified: db_fetched or a redirect's status, and the new
+// signature.
+func setContentStatus(res *crawldb.Datum, u fetchUpdate) {
+	switch u.fetch.Status {
+	case crawldb.StatusFetchSuccess:
+		res.Status = crawldb.StatusDBFetched
+	case crawldb.StatusFetchRedirPerm:
+		res.Status = crawldb.StatusDBRedirPerm
+	case crawldb.StatusFetchRedirTemp:
+		res.Status = crawldb.StatusDBRedirTemp
+	}
+	switch {
+	case u.newSig != nil:
+		res.Signature = u.newSig
+	case u.fetch.Status == crawldb.StatusFetchSuccess:
+		// trawl: a fetch without a parse signature keeps the old one
+		// (Nutch would take the fetch list's copy).
+		res.Signature = u.oldSig
+	default:
+		res.Signature = nil // redirects have no content
+	}
 }
 
 // fetchDatum is Nutch's crawl_fetch datum: the fetch list's copy of the

@@ -1,15 +1,12 @@
 package jobs
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"math"
 	"path"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,8 +26,10 @@ type Env struct {
 	// Crawl is the crawl directory URI (crawldb/ and segments/ inside).
 	Crawl string
 	// LockMaxAge is the age past which a CrawlDB lock counts as stale
-	// (crawldb.LockOptions.MaxAge; 0 means crawldb's default).
-	LockMaxAge time.Duration
+	// (crawldb.LockOptions.MaxAge; 0 means crawldb's default);
+	// NoLockMaxAge turns the age test off (crawldb.LockOptions.NoMaxAge).
+	LockMaxAge   time.Duration
+	NoLockMaxAge bool
 	// ForceLock breaks a stale CrawlDB lock (--force).
 	ForceLock bool
 	// DBParts is the number of part files inject and updatedb write the
@@ -45,23 +44,6 @@ type Env struct {
 	// Interrupt); other jobs are cancelled through their context.
 	Interrupt *Interrupt
 }
-
-// execute runs a driver's engine job.
-func (e Env) execute(ctx context.Context, name string, conf map[string]string, job mapreduce.Runnable) (*mapreduce.Result, error) {
-	return e.Run(ctx, confJob{name: name, conf: conf, job: job})
-}
-
-// confJob is a job whose configuration is still a map of hand-written
-// keys, run through the Runner until its driver has a spec of its own.
-type confJob struct {
-	name string
-	conf map[string]string
-	job  mapreduce.Runnable
-}
-
-func (c confJob) JobName() string                  { return c.name }
-func (c confJob) Job() (mapreduce.Runnable, error) { return c.job, nil }
-func (c confJob) SpecConf() map[string]string      { return c.conf }
 
 func (e Env) log() *slog.Logger { return e.Logger() }
 
@@ -114,7 +96,7 @@ func (e Env) lock(cp crawlPaths, holder string) (*crawldb.LockHandle, error) {
 	if err := cp.fs.MkdirAll(cp.dbPath); err != nil {
 		return nil, fmt.Errorf("%s: create %s: %w", holder, cp.dbURI, err)
 	}
-	h, err := crawldb.LockWith(cp.fs, cp.dbPath, holder, e.ForceLock, crawldb.LockOptions{MaxAge: e.LockMaxAge, Logger: e.log()})
+	h, err := crawldb.LockWith(cp.fs, cp.dbPath, holder, e.ForceLock, crawldb.LockOptions{MaxAge: e.LockMaxAge, NoMaxAge: e.NoLockMaxAge, Logger: e.log()})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", holder, err)
 	}
@@ -123,7 +105,7 @@ func (e Env) lock(cp crawlPaths, holder string) (*crawldb.LockHandle, error) {
 
 // segmentLockOptions are the options of the segment locks the jobs take.
 func (e Env) segmentLockOptions() segment.LockOptions {
-	return segment.LockOptions{Force: e.ForceLock, MaxAge: e.LockMaxAge, Logger: e.log()}
+	return segment.LockOptions{Force: e.ForceLock, MaxAge: e.LockMaxAge, NoMaxAge: e.NoLockMaxAge, Logger: e.log()}
 }
 
 // takeSegment takes the lock of the segment at segPath for job, held for
@@ -289,157 +271,6 @@ func (s filterSpec) filters() (urlutil.Filters, error) {
 		return nil, nil
 	}
 	return fs, nil
-}
-
-// conf is a job's Conf under construction or being read. Reading records
-// the first error, so that a builder reads every key and checks once.
-type conf struct {
-	m   map[string]string
-	err error
-}
-
-func newConf() *conf { return &conf{m: map[string]string{}} }
-
-func (c *conf) set(k, v string)          { c.m[k] = v }
-func (c *conf) setBool(k string, v bool) { c.m[k] = strconv.FormatBool(v) }
-func (c *conf) setInt(k string, v int64) { c.m[k] = strconv.FormatInt(v, 10) }
-func (c *conf) setFloat(k string, v float64) {
-	c.m[k] = strconv.FormatFloat(v, 'g', -1, 64)
-}
-func (c *conf) setTime(k string, t time.Time) { c.m[k] = t.UTC().Format(time.RFC3339Nano) }
-func (c *conf) setDuration(k string, d time.Duration) {
-	c.m[k] = strconv.FormatInt(int64(d), 10)
-}
-func (c *conf) setJSON(k string, v any) {
-	b, err := json.Marshal(v)
-	if err != nil && c.err == nil {
-		c.err = fmt.Errorf("conf %s: %w", k, err)
-	}
-	c.m[k] = string(b)
-}
-
-func (c *conf) fail(k string, err error) {
-	if c.err == nil {
-		c.err = fmt.Errorf("job conf %s=%q: %w", k, c.m[k], err)
-	}
-}
-
-func (c *conf) str(k string) string { return c.m[k] }
-
-func (c *conf) boolean(k string) bool {
-	v, ok := c.m[k]
-	if !ok || v == "" {
-		return false
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		c.fail(k, err)
-	}
-	return b
-}
-
-func (c *conf) integer(k string) int64 {
-	v, ok := c.m[k]
-	if !ok || v == "" {
-		return 0
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		c.fail(k, err)
-	}
-	return n
-}
-
-func (c *conf) float(k string) float64 {
-	v, ok := c.m[k]
-	if !ok || v == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		c.fail(k, err)
-	}
-	return f
-}
-
-func (c *conf) time(k string) time.Time {
-	v, ok := c.m[k]
-	if !ok || v == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		c.fail(k, err)
-	}
-	return t.UTC()
-}
-
-func (c *conf) duration(k string) time.Duration { return time.Duration(c.integer(k)) }
-
-func (c *conf) json(k string, v any) {
-	s, ok := c.m[k]
-	if !ok || s == "" {
-		return
-	}
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		c.fail(k, err)
-	}
-}
-
-// Conf keys shared by the jobs.
-const (
-	confSchedule       = "schedule.name"
-	confDefaultIntv    = "schedule.defaultInterval"
-	confMaxIntv        = "schedule.maxInterval"
-	confAdaptive       = "schedule.adaptive"
-	confDynamic        = "schedule.dynamic"
-	confFilters        = "urlfilter"
-	confNow            = "now"
-	confOut            = "out"
-	confCurrent        = "crawldb.current"
-	confNumReduce      = "reduces"
-	confPendingPrefix  = "pending."
-	confSegmentPrefix  = "segment."
-	confInputSeedsPath = "seeds"
-)
-
-func (c *conf) setSchedule(o ScheduleOptions) {
-	o = o.resolved()
-	c.set(confSchedule, o.Name)
-	c.setDuration(confDefaultIntv, o.Config.DefaultInterval)
-	c.setDuration(confMaxIntv, o.Config.MaxInterval)
-	c.setJSON(confAdaptive, o.Config.Adaptive)
-	c.setJSON(confDynamic, o.Config.Dynamic)
-}
-
-func (c *conf) schedule() (crawldb.Schedule, crawldb.ScheduleConfig) {
-	var cfg crawldb.ScheduleConfig
-	cfg.DefaultInterval = c.duration(confDefaultIntv)
-	cfg.MaxInterval = c.duration(confMaxIntv)
-	c.json(confAdaptive, &cfg.Adaptive)
-	c.json(confDynamic, &cfg.Dynamic)
-	if c.err != nil {
-		return nil, cfg
-	}
-	s, err := crawldb.NewSchedule(c.str(confSchedule), cfg)
-	if err != nil {
-		c.fail(confSchedule, err)
-		return nil, cfg
-	}
-	return s, cfg
-}
-
-func (c *conf) filters() urlutil.Filters {
-	var spec filterSpec
-	c.json(confFilters, &spec)
-	if c.err != nil {
-		return nil
-	}
-	fs, err := spec.filters()
-	if err != nil {
-		c.fail(confFilters, err)
-	}
-	return fs
 }
 
 // intervalSeconds converts a duration to whole seconds for Datum intervals.

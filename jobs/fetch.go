@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path"
 	"slices"
@@ -19,22 +20,32 @@ import (
 	"github.com/trawl/trawl/storage"
 )
 
-// FetchOptions configures Fetch. Zero durations and counts take the
-// fetcher's defaults (see package fetcher); ServerDelay, MaxCrawlDelay and
-// MaxExceptionsPerHost take a negative value for "none".
+// FetchOptions configures Fetch. Each field's zero value has one
+// meaning, given in its doc: for most it is the default, which is also
+// the default of the fetcher.* setting of the same name (see
+// DefaultFetchOptions). "None" (no delay, no cap, no limit, no progress
+// lines) is a No... field of its own, never a negative value: Validate
+// refuses negative durations and counts.
 type FetchOptions struct {
 	// Segment is the URI of the segment to fetch (its crawl_generate is
-	// the fetch list).
+	// the fetch list); Fetch requires it (Validate does not check it).
 	Segment string
 	// Agent names the crawler (Nutch's http.agent.name); required.
 	Agent string
 	// ServerDelay is the politeness delay between requests to one host:
-	// 0 means 5 s (Nutch's fetcher.server.delay), negative means none.
+	// 0 means fetcher.DefaultServerDelay, 5 s (Nutch's
+	// fetcher.server.delay).
 	ServerDelay time.Duration
+	// NoServerDelay sends a host's requests back to back (the
+	// fetcher.serverDelay setting 0); ServerDelay must then be 0.
+	NoServerDelay bool
 	// MaxCrawlDelay caps robots.txt Crawl-delay: a host asking for more
-	// is skipped for the round; 0 means 30 s (fetcher.max.crawl.delay),
-	// negative means no cap.
+	// is skipped for the round; 0 means fetcher.DefaultMaxCrawlDelay,
+	// 30 s (fetcher.max.crawl.delay).
 	MaxCrawlDelay time.Duration
+	// NoCrawlDelayCap honours any Crawl-delay (the fetcher.maxCrawlDelay
+	// setting -1s); MaxCrawlDelay must then be 0.
+	NoCrawlDelayCap bool
 	// MaxConnections is the number of connections of each fetch task
 	// (one per host at a time); 0 means 64.
 	MaxConnections int
@@ -51,25 +62,30 @@ type FetchOptions struct {
 	FollowRedirects int
 	// TimeLimit, if positive, ends fetching that long after the job
 	// started; what is not fetched by then stays due for the next round
-	// (fetcher.timelimit.mins).
+	// (fetcher.timelimit.mins). 0 means no time limit.
 	TimeLimit time.Duration
 	// AllowPrivate lets the fetcher connect to private, loopback and
-	// link-local addresses (refused by default).
+	// link-local addresses; false (the zero value) refuses them.
 	AllowPrivate bool
 	// DNSServers are the name servers to ask ("host:port" or "host");
 	// empty means those of /etc/resolv.conf (/etc/hosts is not read).
 	DNSServers []string
 	// DNS configures the fetch tasks' cached asynchronous resolver
-	// (package resolver; zero fields take its defaults). Its Servers
-	// are DNSServers when those are given; Now and Log are not used.
+	// (package resolver; zero fields take its defaults, which are the
+	// fetcher.dns.* settings' defaults). Its Servers are DNSServers when
+	// those are given; Now and Log are not used.
 	DNS resolver.Config
 	// MaxExceptionsPerHost: after this many exceptions (network errors,
 	// timeouts, 5xx, 403) a host's remaining URLs are left for the next
-	// round (fetcher.max.exceptions.per.queue); 0 means 10, negative
-	// means no limit (Nutch's default).
+	// round (fetcher.max.exceptions.per.queue); 0 means 10.
 	MaxExceptionsPerHost int
-	// Policy is the crawl scheduling policy's name (fetcher.PolicyNames;
-	// "" means breadth-first).
+	// NoExceptionLimit never leaves a host for its exceptions (Nutch's
+	// default; the fetcher.maxExceptionsPerHost setting -1);
+	// MaxExceptionsPerHost must then be 0.
+	NoExceptionLimit bool
+	// Policy is the crawl scheduling policy's name (fetcher.PolicyNames);
+	// "" means DefaultFetchPolicy, capacity, as the fetcher.policy
+	// setting.
 	Policy string
 	// QueueMode is "host" (or "") for politeness per host, "ip" for
 	// politeness per IP address (fetcher.QueueByIP).
@@ -78,28 +94,121 @@ type FetchOptions struct {
 	// requests, "connection" for it between connections
 	// (fetcher.DelayBetween).
 	Politeness string
-	// DisableKeepAlive makes every request use a connection of its own.
+	// DisableKeepAlive makes every request use a connection of its own;
+	// false (the zero value) keeps connections alive.
 	DisableKeepAlive bool
 	// ThroughputThreshold, if positive, is the least pages per second a
-	// task must keep: after ThroughputCheckAfter (0: 1 min), that many
-	// low checks in a row, one a second, ThroughputRetries (0: 5), end
-	// the task, leaving the rest for the next round
-	// (fetcher.throughput.threshold.pages).
+	// task must keep (0: no minimum): after ThroughputCheckAfter (0:
+	// 1 min), that many low checks in a row, one a second,
+	// ThroughputRetries (0: 5), end the task, leaving the rest for the
+	// next round (fetcher.throughput.threshold.pages).
 	ThroughputThreshold  float64
 	ThroughputCheckAfter time.Duration
 	ThroughputRetries    int
 	// StallTimeout, if positive, ends a fetch task in which no request
 	// finished for that long, keeping what it fetched
-	// (fetcher.Options.StallTimeout).
+	// (fetcher.Options.StallTimeout); 0 means no stall timeout.
 	StallTimeout time.Duration
 	// Now is the simulated time the fetch starts at: a fetch is recorded
 	// at Now plus the time elapsed since the job started. Zero means the
 	// wall clock.
 	Now time.Time
 	// ProgressInterval is the period of each task's progress log lines
-	// (0: 10 s; negative: none). The engine's progress bar and counter
-	// table go to Env.Runner.Progress.
+	// (0: 10 s, as the engine.progressInterval setting). The engine's
+	// progress bar and counter table go to Env.Runner.Progress.
 	ProgressInterval time.Duration
+	// NoProgressLog logs no progress lines from the tasks;
+	// ProgressInterval must then be 0.
+	NoProgressLog bool
+}
+
+// DefaultFetchPolicy is the crawl scheduling policy of a FetchOptions
+// without one, as of the fetcher.policy setting: capacity (servers by
+// score per second, URLs by score; the fastest in bench/fetch).
+const DefaultFetchPolicy = "capacity"
+
+// DefaultFetchOptions returns the options every zero field of a
+// FetchOptions stands for, spelled out: the defaults of the fetcher.*
+// settings (and engine.progressInterval for ProgressInterval). Agent and
+// Segment are left empty.
+func DefaultFetchOptions() FetchOptions {
+	return FetchOptions{
+		ServerDelay:          fetcher.DefaultServerDelay,
+		MaxCrawlDelay:        fetcher.DefaultMaxCrawlDelay,
+		MaxConnections:       fetcher.DefaultMaxConnections,
+		ConnectTimeout:       fetcher.DefaultConnectTimeout,
+		ReadTimeout:          fetcher.DefaultReadTimeout,
+		ContentLimit:         fetcher.DefaultContentLimit,
+		MaxExceptionsPerHost: fetcher.DefaultMaxExceptionsPerHost,
+		Policy:               DefaultFetchPolicy,
+		QueueMode:            fetcher.QueueByHost.String(),
+		Politeness:           fetcher.DelayBetweenRequests.String(),
+		ThroughputCheckAfter: fetcher.DefaultThroughputCheckAfter,
+		ThroughputRetries:    fetcher.DefaultThroughputRetries,
+		ProgressInterval:     fetcher.DefaultProgressInterval,
+		DNS: resolver.Config{
+			CacheSize:     resolver.DefaultCacheSize,
+			RefreshPeriod: resolver.DefaultRefreshPeriod,
+			NegativeTTL:   resolver.DefaultNegativeTTL,
+			Timeout:       resolver.DefaultTimeout,
+			Retries:       resolver.DefaultRetries,
+		},
+	}
+}
+
+// Validate checks o as Fetch and the fetch tasks use it (all but
+// Segment): an agent, no negative duration or count, no No... field
+// beside a value for the same thing, known policy, queue and politeness
+// names, and a usable DNS configuration.
+func (o FetchOptions) Validate() error {
+	fo, err := o.fetcherOptions()
+	if err != nil {
+		return err
+	}
+	if err := fo.Validate(); err != nil {
+		return err
+	}
+	if o.TimeLimit < 0 {
+		return fmt.Errorf("negative time limit %v", o.TimeLimit)
+	}
+	if err := o.resolverConfig().Validate(); err != nil {
+		return fmt.Errorf("DNS settings: %w", err)
+	}
+	return nil
+}
+
+// fetcherOptions returns the fetcher's options for o: the fields they
+// share, and the policy and modes by name. A task adds its deadline,
+// clock, resolver, logger, counters and stop channel.
+func (o FetchOptions) fetcherOptions() (fetcher.Options, error) {
+	name := o.Policy
+	if name == "" {
+		name = DefaultFetchPolicy
+	}
+	policy, err := fetcher.PolicyByName(name)
+	if err != nil {
+		return fetcher.Options{}, err
+	}
+	queue, err := fetcher.ParseQueueMode(o.QueueMode)
+	if err != nil {
+		return fetcher.Options{}, err
+	}
+	between, err := fetcher.ParseDelayBetween(o.Politeness)
+	if err != nil {
+		return fetcher.Options{}, err
+	}
+	return fetcher.Options{
+		Agent: o.Agent, Policy: policy, QueueMode: queue, DelayBetween: between,
+		ServerDelay: o.ServerDelay, NoServerDelay: o.NoServerDelay,
+		MaxCrawlDelay: o.MaxCrawlDelay, NoCrawlDelayCap: o.NoCrawlDelayCap,
+		MaxConnections: o.MaxConnections, ConnectTimeout: o.ConnectTimeout, ReadTimeout: o.ReadTimeout,
+		ContentLimit: o.ContentLimit, FollowRedirects: o.FollowRedirects, AllowPrivate: o.AllowPrivate,
+		MaxExceptionsPerHost: o.MaxExceptionsPerHost, NoExceptionLimit: o.NoExceptionLimit,
+		DisableKeepAlive:    o.DisableKeepAlive,
+		ThroughputThreshold: o.ThroughputThreshold, ThroughputCheckAfter: o.ThroughputCheckAfter,
+		ThroughputRetries: o.ThroughputRetries, StallTimeout: o.StallTimeout,
+		ProgressInterval: o.ProgressInterval, NoProgressLog: o.NoProgressLog,
+	}, nil
 }
 
 // FetchResult reports a Fetch.
@@ -147,35 +256,6 @@ const (
 	ctrFetchInterrupted = "tasks_interrupted"
 )
 
-// Conf keys of the fetch job.
-const (
-	confFetchOut        = "fetch.out"
-	confFetchContent    = "fetch.content"
-	confFetchAgent      = "fetch.agent"
-	confFetchDelay      = "fetch.serverDelay"
-	confFetchMaxCrawl   = "fetch.maxCrawlDelay"
-	confFetchConns      = "fetch.maxConnections"
-	confFetchConnect    = "fetch.connectTimeout"
-	confFetchRead       = "fetch.readTimeout"
-	confFetchLimit      = "fetch.contentLimit"
-	confFetchFollow     = "fetch.followRedirects"
-	confFetchDeadline   = "fetch.deadline"
-	confFetchPrivate    = "fetch.allowPrivate"
-	confFetchDNS        = "fetch.dnsServers"
-	confFetchResolver   = "fetch.resolver"
-	confFetchExceptions = "fetch.maxExceptionsPerHost"
-	confFetchStart      = "fetch.start"
-	confFetchProgress   = "fetch.progressInterval"
-	confFetchPolicy     = "fetch.policy"
-	confFetchQueueMode  = "fetch.queueMode"
-	confFetchPoliteness = "fetch.politeness"
-	confFetchNoKeep     = "fetch.disableKeepAlive"
-	confFetchTPThresh   = "fetch.throughputThreshold"
-	confFetchTPAfter    = "fetch.throughputCheckAfter"
-	confFetchTPRetries  = "fetch.throughputRetries"
-	confFetchStall      = "fetch.stallTimeout"
-)
-
 // Fetch fetches a segment's fetch list (Nutch's Fetcher) and writes the
 // segment's crawl_fetch (one segment.Fetch per URL reported, carrying the
 // fetch-list datum) and content (one segment.Content per fetch_success,
@@ -218,107 +298,82 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	if o.Segment == "" {
 		return nil, errors.New("fetch: no segment given")
 	}
-	// Check the options the way the tasks will use them.
-	if _, err := fetcher.New(fetcher.Options{Agent: o.Agent}); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-	if err := o.resolverConfig().Validate(); err != nil {
-		return nil, fmt.Errorf("fetch: DNS settings: %w", err)
-	}
-	if o.ContentLimit < 0 || o.MaxConnections < 0 || o.ConnectTimeout < 0 || o.ReadTimeout < 0 || o.FollowRedirects < 0 {
-		return nil, fmt.Errorf("fetch: negative content limit, connections, timeout or redirect count")
-	}
-	if _, err := fetcher.PolicyByName(o.Policy); err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	if _, err := fetcher.ParseQueueMode(o.QueueMode); err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	if _, err := fetcher.ParseDelayBetween(o.Politeness); err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	if o.ThroughputThreshold < 0 || o.ThroughputCheckAfter < 0 || o.ThroughputRetries < 0 || o.StallTimeout < 0 {
-		return nil, fmt.Errorf("fetch: negative throughput threshold, check delay or retries")
-	}
-	res := env.resolver()
-	fsys, segPath, err := res.Resolve(o.Segment)
+	fsys, segPath, err := env.resolver().Resolve(o.Segment)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: segment %s: %w", o.Segment, err)
 	}
-	genDir := path.Join(segPath, segment.DirGenerate)
-	sl, st, err := env.takeSegment(fsys, segPath, JobFetch, log)
+	sl, err := env.takeFetchable(fsys, segPath, o.Segment, log)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	defer env.unlock(sl, &err)
-	switch {
-	case st.State == segment.StateMerged:
-		return nil, fmt.Errorf("fetch: segment %s is already fetched and merged into the CrawlDB", o.Segment)
-	case st.State == segment.StateIncomplete:
-		return nil, fmt.Errorf("fetch: segment %s has no published %s (was it generated?)", o.Segment, segment.DirGenerate)
-	case st.State >= segment.StateFetched:
-		return nil, fmt.Errorf("fetch: segment %s is already fetched (%s is published); remove %s and %s to fetch it again",
-			o.Segment, segment.DirFetch, segment.DirFetch, segment.DirContent)
-	}
-	// What an interrupted fetch published in part (content without
-	// crawl_fetch) goes; so does anything of a stage after it.
-	if err := segment.RemoveOutputs(fsys, segPath, st.Partial, log); err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
-	parts, rows, err := fetchListParts(fsys, genDir, storage.Join(o.Segment, segment.DirGenerate))
+	list := storage.Join(o.Segment, segment.DirGenerate)
+	parts, rows, err := fetchListParts(fsys, path.Join(segPath, segment.DirGenerate), list)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
-
-	c := newConf()
-	c.set(confIn, storage.Join(o.Segment, segment.DirGenerate))
-	c.set(confFetchOut, storage.Join(o.Segment, segment.DirFetch))
-	c.set(confFetchContent, storage.Join(o.Segment, segment.DirContent))
-	c.set(confFetchAgent, o.Agent)
-	c.setDuration(confFetchDelay, o.ServerDelay)
-	c.setDuration(confFetchMaxCrawl, o.MaxCrawlDelay)
-	c.setInt(confFetchConns, int64(o.MaxConnections))
-	c.setDuration(confFetchConnect, o.ConnectTimeout)
-	c.setDuration(confFetchRead, o.ReadTimeout)
-	c.setInt(confFetchLimit, o.ContentLimit)
-	c.setInt(confFetchFollow, int64(o.FollowRedirects))
-	if o.TimeLimit > 0 {
-		c.setTime(confFetchDeadline, start.Add(o.TimeLimit))
-	}
-	c.setBool(confFetchPrivate, o.AllowPrivate)
-	c.setJSON(confFetchDNS, o.DNSServers)
-	c.setJSON(confFetchResolver, o.resolverConfig())
-	c.setInt(confFetchExceptions, int64(o.MaxExceptionsPerHost))
-	c.setTime(confFetchStart, start)
-	if !o.Now.IsZero() {
-		c.setTime(confNow, o.Now)
-	}
-	c.setDuration(confFetchProgress, o.ProgressInterval)
-	c.set(confFetchPolicy, o.Policy)
-	c.set(confFetchQueueMode, o.QueueMode)
-	c.set(confFetchPoliteness, o.Politeness)
-	c.setBool(confFetchNoKeep, o.DisableKeepAlive)
-	c.setFloat(confFetchTPThresh, o.ThroughputThreshold)
-	c.setDuration(confFetchTPAfter, o.ThroughputCheckAfter)
-	c.setInt(confFetchTPRetries, int64(o.ThroughputRetries))
-	c.setDuration(confFetchStall, o.StallTimeout)
-	if c.err != nil {
-		return nil, fmt.Errorf("fetch: %w", c.err)
-	}
+	spec := fetchSpec{Options: o, Start: start}
 	stop, release := env.Interrupt.begin()
 	defer release()
-	job, err := newFetchJob(c.m, stop)
-	if err != nil {
-		return nil, fmt.Errorf("fetch: %w", err)
-	}
+	spec.Stop = stop
 	log.Info("fetch started", "segment", o.Segment, "urls", rows, "parts", len(parts), "agent", o.Agent)
-	jr, err := env.execute(ctx, job.Name, job.Conf, job)
+	jr, err := env.Run(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
+	r := fetchResult(o.Segment, jr, start)
+	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
+	if got := g(ctrFetchListRows); got != rows || g(ctrFetchTasks) != int64(len(parts)) {
+		return r, fmt.Errorf("fetch: the tasks fetched %d rows in %d parts, but the fetch list has %d rows in %d parts (did %s change during the fetch?)",
+			got, g(ctrFetchTasks), rows, len(parts), list)
+	}
+	log.Info("fetch done", "segment", o.Segment, "fetched", r.Fetched, "notmodified", r.NotModified,
+		"redirects", r.Redirects, "gone", r.Gone, "retry", r.Retry, "robots_denied", r.RobotsDenied,
+		"skipped", r.Skipped, "refused", r.Refused, "unfetched", r.Unfetched, "bytes", r.Bytes,
+		"pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond), "duration", r.Duration.Round(time.Millisecond))
+	if r.Interrupted {
+		return r, fmt.Errorf("fetch: %w: kept %d fetched pages in %s; the %d URLs not fetched are recorded as skipped and stay due",
+			ErrInterrupted, r.Fetched, o.Segment, r.Unfetched)
+	}
+	return r, nil
+}
+
+// takeFetchable takes the lock of the segment at segPath (URI seg) for
+// the fetch and checks, under it, that the segment is generated and not
+// fetched; what an interrupted fetch published in part (content without
+// crawl_fetch) goes, and so does anything of a stage after it. The caller
+// releases the lock.
+func (e Env) takeFetchable(fsys storage.FS, segPath, seg string, log *slog.Logger) (*crawldb.LockHandle, error) {
+	sl, st, err := e.takeSegment(fsys, segPath, JobFetch, log)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.State == segment.StateMerged:
+		err = fmt.Errorf("segment %s is already fetched and merged into the CrawlDB", seg)
+	case st.State == segment.StateIncomplete:
+		err = fmt.Errorf("segment %s has no published %s (was it generated?)", seg, segment.DirGenerate)
+	case st.State >= segment.StateFetched:
+		err = fmt.Errorf("segment %s is already fetched (%s is published); remove %s and %s to fetch it again",
+			seg, segment.DirFetch, segment.DirFetch, segment.DirContent)
+	default:
+		err = segment.RemoveOutputs(fsys, segPath, st.Partial, log)
+	}
+	if err != nil {
+		_ = sl.Unlock()
+		return nil, err
+	}
+	return sl, nil
+}
+
+// fetchResult reads a fetch job's result from its counters.
+func fetchResult(seg string, jr *mapreduce.Result, start time.Time) *FetchResult {
 	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
 	r := &FetchResult{
-		Segment:      o.Segment,
+		Segment:      seg,
 		Counters:     jr.Counters,
 		Fetched:      g(crawldb.StatusFetchSuccess.String()),
 		NotModified:  g(crawldb.StatusFetchNotModified.String()),
@@ -337,24 +392,12 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	if s := r.Duration.Seconds(); s > 0 {
 		r.PagesPerSecond = float64(r.Fetched) / s
 	}
-	if got := g(ctrFetchListRows); got != rows || g(ctrFetchTasks) != int64(len(parts)) {
-		return r, fmt.Errorf("fetch: the tasks fetched %d rows in %d parts, but the fetch list has %d rows in %d parts (did %s change during the fetch?)",
-			got, g(ctrFetchTasks), rows, len(parts), storage.Join(o.Segment, segment.DirGenerate))
-	}
-	log.Info("fetch done", "segment", o.Segment, "fetched", r.Fetched, "notmodified", r.NotModified,
-		"redirects", r.Redirects, "gone", r.Gone, "retry", r.Retry, "robots_denied", r.RobotsDenied,
-		"skipped", r.Skipped, "refused", r.Refused, "unfetched", r.Unfetched, "bytes", r.Bytes,
-		"pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond), "duration", r.Duration.Round(time.Millisecond))
-	if r.Interrupted {
-		return r, fmt.Errorf("fetch: %w: kept %d fetched pages in %s; the %d URLs not fetched are recorded as skipped and stay due",
-			ErrInterrupted, r.Fetched, o.Segment, r.Unfetched)
-	}
-	return r, nil
+	return r
 }
 
 // resolverConfig returns the resolver configuration of the fetch tasks:
 // DNS with DNSServers, if given, as its servers.
-func (o *FetchOptions) resolverConfig() resolver.Config {
+func (o FetchOptions) resolverConfig() resolver.Config {
 	c := o.DNS
 	if len(o.DNSServers) > 0 {
 		c.Servers = o.DNSServers
@@ -421,75 +464,28 @@ type fetchRecord struct {
 	Content *segment.Content
 }
 
-// fetchConfig is the fetch job's configuration, read from its Conf.
-type fetchConfig struct {
-	opts       fetcher.Options
-	dnsServers []string
-	dns        resolver.Config
-	start, now time.Time
+// fetchSpec is the fetch job's spec: the options Fetch was given and
+// when the job started (the time limit and the simulated fetch times
+// count from it).
+type fetchSpec struct {
+	Options FetchOptions
+	Start   time.Time
+	// Stop, when closed, ends the tasks as the time limit does, keeping
+	// what they fetched (nil: never). It stays in the process that built
+	// the spec: an interrupt cannot reach tasks elsewhere.
+	Stop <-chan struct{} `json:"-"`
 }
 
-// clock returns the fetch-time clock: Now plus the time since the job
-// started, or the wall clock.
-func (fc *fetchConfig) clock() func() time.Time {
-	if fc.now.IsZero() {
-		return nil
-	}
-	now, start := fc.now, fc.start
-	return func() time.Time { return now.Add(time.Since(start)) }
-}
+func (fetchSpec) JobName() string { return JobFetch }
 
-// fetchTask collects the rows of one map task's part (its Task.State).
-type fetchTask struct {
-	rows []crawldb.Datum
-}
-
-// newFetchJob builds the fetch job from its Conf. When stop closes, the
-// tasks end as at the time limit and keep what they fetched (nil: never).
-func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetchRecord, fetchRecord], error) {
-	c := &conf{m: m}
-	in, out, contentOut := c.str(confIn), c.str(confFetchOut), c.str(confFetchContent)
-	fc := &fetchConfig{}
-	c.json(confFetchDNS, &fc.dnsServers)
-	c.json(confFetchResolver, &fc.dns)
-	fc.opts = fetcher.Options{
-		Agent:                c.str(confFetchAgent),
-		ServerDelay:          c.duration(confFetchDelay),
-		MaxCrawlDelay:        c.duration(confFetchMaxCrawl),
-		MaxConnections:       int(c.integer(confFetchConns)),
-		ConnectTimeout:       c.duration(confFetchConnect),
-		ReadTimeout:          c.duration(confFetchRead),
-		ContentLimit:         c.integer(confFetchLimit),
-		FollowRedirects:      int(c.integer(confFetchFollow)),
-		Deadline:             c.time(confFetchDeadline),
-		AllowPrivate:         c.boolean(confFetchPrivate),
-		MaxExceptionsPerHost: int(c.integer(confFetchExceptions)),
-		ProgressInterval:     c.duration(confFetchProgress),
-		DisableKeepAlive:     c.boolean(confFetchNoKeep),
-		ThroughputThreshold:  c.float(confFetchTPThresh),
-		ThroughputCheckAfter: c.duration(confFetchTPAfter),
-		ThroughputRetries:    int(c.integer(confFetchTPRetries)),
-		StallTimeout:         c.duration(confFetchStall),
+// Job builds the fetch job: map-only, one task per fetch-list part (see
+// Fetch).
+func (s fetchSpec) Job() (mapreduce.Runnable, error) {
+	o := s.Options
+	if o.Segment == "" {
+		return nil, errors.New("fetch job: no segment")
 	}
-	fc.start, fc.now = c.time(confFetchStart), c.time(confNow)
-	fc.opts.Stop = stop
-	if c.err != nil {
-		return nil, c.err
-	}
-	var err error
-	if fc.opts.Policy, err = fetcher.PolicyByName(c.str(confFetchPolicy)); err != nil {
-		return nil, fmt.Errorf("fetch job: %w", err)
-	}
-	if fc.opts.QueueMode, err = fetcher.ParseQueueMode(c.str(confFetchQueueMode)); err != nil {
-		return nil, fmt.Errorf("fetch job: %w", err)
-	}
-	if fc.opts.DelayBetween, err = fetcher.ParseDelayBetween(c.str(confFetchPoliteness)); err != nil {
-		return nil, fmt.Errorf("fetch job: %w", err)
-	}
-	if in == "" || out == "" || contentOut == "" {
-		return nil, errors.New("fetch job: conf lacks the fetch list or an output")
-	}
-	if _, err := fetcher.New(fc.opts); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("fetch job: %w", err)
 	}
 	mapFn := func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[fetchRecord]) error {
@@ -497,10 +493,10 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 		ft.rows = append(ft.rows, d)
 		return nil
 	}
+	list := storage.Join(o.Segment, segment.DirGenerate)
 	return &mapreduce.Job[fetchRecord, fetchRecord]{
 		Name:    JobFetch,
-		Conf:    m,
-		Inputs:  []mapreduce.Input[fetchRecord]{mapreduce.From(in, mapFn, mapreduce.WholeFiles(), mapreduce.RequireSuccess())},
+		Inputs:  []mapreduce.Input[fetchRecord]{mapreduce.From(list, mapFn, mapreduce.WholeFiles(), mapreduce.RequireSuccess())},
 		MapOnly: true,
 		MapSetup: func(t *mapreduce.Task) error {
 			t.State = &fetchTask{}
@@ -514,18 +510,18 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 			}
 			rows := ft.rows
 			ft.rows = nil
-			return runFetchTask(t, fc, rows, emit)
+			return s.runTask(t, rows, emit)
 		},
 		// content first: the engine publishes outputs in this order, so
 		// a published crawl_fetch means the content is published too.
 		Outputs: []mapreduce.Output[fetchRecord]{
-			mapreduce.WriteRouted(contentOut, func(r fetchRecord) (segment.Content, bool) {
+			mapreduce.WriteRouted(storage.Join(o.Segment, segment.DirContent), func(r fetchRecord) (segment.Content, bool) {
 				if r.Content == nil {
 					return segment.Content{}, false
 				}
 				return *r.Content, true
 			}),
-			mapreduce.WriteRouted(out, func(r fetchRecord) (segment.Fetch, bool) {
+			mapreduce.WriteRouted(storage.Join(o.Segment, segment.DirFetch), func(r fetchRecord) (segment.Fetch, bool) {
 				if r.Fetch == nil {
 					return segment.Fetch{}, false
 				}
@@ -535,36 +531,30 @@ func newFetchJob(m map[string]string, stop <-chan struct{}) (*mapreduce.Job[fetc
 	}, nil
 }
 
-// runFetchTask fetches the rows of one part: content rows are emitted as
-// pages arrive, crawl_fetch rows sorted by URL at the end.
-func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit mapreduce.Emit[fetchRecord]) error {
-	o := fc.opts
-	o.Clock = fc.clock()
-	o.Log = t.Log
-	o.Count = func(name string, n int64) {
-		if name != fetcher.CounterUnfetched { // counted below, for the fetch list only
-			t.Count(name, n)
-		}
+// clock returns the fetch-time clock: Now plus the time since the job
+// started, or nil (the wall clock).
+func (s fetchSpec) clock() func() time.Time {
+	if s.Options.Now.IsZero() {
+		return nil
 	}
-	rc := fc.dns
-	if len(fc.dnsServers) > 0 {
-		rc.Servers = fc.dnsServers
-	}
-	rc.Log = t.Log
-	dns, err := resolver.New(rc)
+	now, start := s.Options.Now, s.Start
+	return func() time.Time { return now.Add(time.Since(start)) }
+}
+
+// fetchTask collects the rows of one map task's part (its Task.State).
+type fetchTask struct {
+	rows []crawldb.Datum
+}
+
+// runTask fetches the rows of one part: content rows are emitted as pages
+// arrive, crawl_fetch rows sorted by URL at the end.
+func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, emit mapreduce.Emit[fetchRecord]) error {
+	dns, err := taskResolver(t, s.Options.resolverConfig())
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
-	defer func() {
-		st := dns.Stats()
-		dns.Close()
-		t.Log.Info("fetch task DNS", st.LogAttrs()...)
-		for name, n := range st.Counters() {
-			t.Count("dns_"+name, n)
-		}
-	}()
-	o.Resolver = dns
-	f, err := fetcher.New(o)
+	defer dns.close()
+	f, err := s.taskFetcher(t, dns.Resolver)
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
@@ -575,66 +565,133 @@ func runFetchTask(t *mapreduce.Task, fc *fetchConfig, rows []crawldb.Datum, emit
 		d := &rows[i]
 		reqs[i] = fetcher.Request{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Priority: float64(d.Score), ID: i}
 	}
-	var out []segment.Fetch
-	reported := make([]bool, len(rows))
-	st, err := f.Run(t.Ctx, reqs, func(r *fetcher.Result) error {
-		fr := segment.Fetch{
-			URL: r.Request.URL, Status: r.Status, FetchTime: r.Time.UTC(), HTTPStatus: int32(r.HTTPStatus),
-			ContentType: r.ContentType, RedirectURL: r.RedirectURL, ETag: r.ETag, LastModified: r.LastModified,
-			Message: r.Message,
-		}
-		if r.Request.ID >= 0 {
-			fr.Datum = rows[r.Request.ID]
-			reported[r.Request.ID] = true
-		} else {
-			t.Count(ctrFetchRedirected, 1)
-		}
-		out = append(out, fr)
-		if r.Status == crawldb.StatusFetchSuccess {
-			emit(r.Request.URL, fetchRecord{Content: &segment.Content{
-				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
-				Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
-			}})
-			t.Count(ctrFetchContent, 1)
-		}
-		return nil
-	})
+	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), emit: emit}
+	st, err := f.Run(t.Ctx, reqs, rec.result)
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
 	if st.Stopped {
 		t.Count(ctrFetchInterrupted, 1)
 	}
-	// Every URL of the fetch list ends with a crawl_fetch row. The
-	// fetcher reports each request once (a URL listed twice, once);
-	// anything it did not report is recorded as skipped, never dropped.
-	unfetched := st.Unfetched
+	t.Count(ctrFetchUnfetched, st.Unfetched+rec.skipUnreported())
+	slices.SortFunc(rec.out, func(a, b segment.Fetch) int { return strings.Compare(a.URL, b.URL) })
+	for i := range rec.out {
+		emit(rec.out[i].URL, fetchRecord{Fetch: &rec.out[i]})
+	}
+	return nil
+}
+
+// taskFetcher returns the fetcher of one task: the spec's options with
+// the task's deadline, clock, resolver, logger and counters.
+func (s fetchSpec) taskFetcher(t *mapreduce.Task, dns fetcher.Resolver) (*fetcher.Fetcher, error) {
+	o, err := s.Options.fetcherOptions()
+	if err != nil {
+		return nil, err
+	}
+	if s.Options.TimeLimit > 0 {
+		o.Deadline = s.Start.Add(s.Options.TimeLimit)
+	}
+	o.Stop = s.Stop
+	o.Clock = s.clock()
+	o.Log = t.Log
+	o.Resolver = dns
+	o.Count = func(name string, n int64) {
+		if name != fetcher.CounterUnfetched { // counted by runTask, for the fetch list only
+			t.Count(name, n)
+		}
+	}
+	return fetcher.New(o)
+}
+
+// taskDNS is a fetch task's resolver; close logs and counts its
+// statistics.
+type taskDNS struct {
+	*resolver.Resolver
+	t *mapreduce.Task
+}
+
+// taskResolver starts the resolver of one fetch task.
+func taskResolver(t *mapreduce.Task, c resolver.Config) (taskDNS, error) {
+	c.Log = t.Log
+	r, err := resolver.New(c)
+	if err != nil {
+		return taskDNS{}, err
+	}
+	return taskDNS{Resolver: r, t: t}, nil
+}
+
+func (d taskDNS) close() {
+	st := d.Stats()
+	d.Close()
+	d.t.Log.Info("fetch task DNS", st.LogAttrs()...)
+	for name, n := range st.Counters() {
+		d.t.Count("dns_"+name, n)
+	}
+}
+
+// fetchRecorder turns one task's fetcher results into records: content
+// rows emitted at once, crawl_fetch rows kept in out (with their
+// fetch-list datum) to be sorted.
+type fetchRecorder struct {
+	t        *mapreduce.Task
+	rows     []crawldb.Datum
+	reported []bool // by fetch-list row
+	out      []segment.Fetch
+	emit     mapreduce.Emit[fetchRecord]
+}
+
+// result records one fetcher result.
+func (rec *fetchRecorder) result(r *fetcher.Result) error {
+	fr := segment.Fetch{
+		URL: r.Request.URL, Status: r.Status, FetchTime: r.Time.UTC(), HTTPStatus: int32(r.HTTPStatus),
+		ContentType: r.ContentType, RedirectURL: r.RedirectURL, ETag: r.ETag, LastModified: r.LastModified,
+		Message: r.Message,
+	}
+	if r.Request.ID >= 0 {
+		fr.Datum = rec.rows[r.Request.ID]
+		rec.reported[r.Request.ID] = true
+	} else {
+		rec.t.Count(ctrFetchRedirected, 1)
+	}
+	rec.out = append(rec.out, fr)
+	if r.Status == crawldb.StatusFetchSuccess {
+		rec.emit(r.Request.URL, fetchRecord{Content: &segment.Content{
+			URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
+			Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
+		}})
+		rec.t.Count(ctrFetchContent, 1)
+	}
+	return nil
+}
+
+// skipUnreported gives every fetch-list URL without a crawl_fetch row a
+// skipped one, and returns how many it added. The fetcher reports each
+// request once (a URL listed twice, once); anything it did not report is
+// recorded as skipped, never dropped.
+func (rec *fetchRecorder) skipUnreported() int64 {
+	var n int64
 	var seen map[string]bool // URLs with a row; built only if a row lacks a result
-	for i, ok := range reported {
+	for i, ok := range rec.reported {
 		if ok {
 			continue
 		}
 		if seen == nil {
-			seen = make(map[string]bool, len(out))
-			for j := range out {
-				seen[out[j].URL] = true
+			seen = make(map[string]bool, len(rec.out))
+			for j := range rec.out {
+				seen[rec.out[j].URL] = true
 			}
 		}
-		if seen[rows[i].URL] {
+		u := rec.rows[i].URL
+		if seen[u] {
 			continue
 		}
-		seen[rows[i].URL] = true
-		out = append(out, segment.Fetch{URL: rows[i].URL, Status: crawldb.StatusFetchSkipped,
-			Message: "skipped: the fetcher gave no result", Datum: rows[i]})
-		t.Count(crawldb.StatusFetchSkipped.String(), 1)
-		unfetched++
+		seen[u] = true
+		rec.out = append(rec.out, segment.Fetch{URL: u, Status: crawldb.StatusFetchSkipped,
+			Message: "skipped: the fetcher gave no result", Datum: rec.rows[i]})
+		rec.t.Count(crawldb.StatusFetchSkipped.String(), 1)
+		n++
 	}
-	t.Count(ctrFetchUnfetched, unfetched)
-	slices.SortFunc(out, func(a, b segment.Fetch) int { return strings.Compare(a.URL, b.URL) })
-	for i := range out {
-		emit(out[i].URL, fetchRecord{Fetch: &out[i]})
-	}
-	return nil
+	return n
 }
 
 // flatHeader turns a header into Content.Headers: canonical names, values

@@ -116,10 +116,10 @@ func TestFetchBadDNS(t *testing.T) {
 		"http://silent." + simweb.Domain + ":" + u.Port() + "/a", "http://silent." + simweb.Domain + ":" + u.Port() + "/b"}
 	env := testEnv(t)
 	gen := generateAll(t, env, append(append([]string(nil), good...), bad...), now, 1)
-	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test", ServerDelay: -1,
+	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test", NoServerDelay: true,
 		AllowPrivate: true, DNSServers: []string{hostile}, DNS: resolver.Config{Timeout: 200 * time.Millisecond, Retries: 1},
-		ConnectTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, MaxConnections: 8, MaxExceptionsPerHost: -1,
-		Now: now, ProgressInterval: -1})
+		ConnectTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, MaxConnections: 8, NoExceptionLimit: true,
+		Now: now, NoProgressLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}

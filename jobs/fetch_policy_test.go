@@ -51,7 +51,7 @@ func TestFetchSchedulingOptions(t *testing.T) {
 			// With a delay between requests a connection serves one
 			// request (robots.txt redirects aside); between connections
 			// a session goes on over its connection.
-			o.Politeness, o.ServerDelay = c.politeness, 100*time.Millisecond
+			o.Politeness, o.ServerDelay, o.NoServerDelay = c.politeness, 100*time.Millisecond, false
 		}
 		res, err := Fetch(context.Background(), env, o)
 		if err != nil {

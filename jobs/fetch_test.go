@@ -82,9 +82,9 @@ func generateAll(t testing.TB, env Env, urls []string, now time.Time, parts int)
 // fetchOpts are the fetch options of the tests: the web's DNS, private
 // addresses allowed, no politeness delay, short timeouts.
 func (fw *fetchWeb) fetchOpts(seg string) FetchOptions {
-	return FetchOptions{Segment: seg, Agent: "trawl-test", ServerDelay: -1, AllowPrivate: true,
+	return FetchOptions{Segment: seg, Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true,
 		DNSServers: []string{fw.srv.DNSAddr()}, ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,
-		MaxConnections: 8, MaxExceptionsPerHost: -1, Now: fw.now, ProgressInterval: -1}
+		MaxConnections: 8, NoExceptionLimit: true, Now: fw.now, NoProgressLog: true}
 }
 
 // readFetch reads a segment's crawl_fetch by URL, failing on a URL listed
@@ -390,7 +390,7 @@ func TestFetchTimeLimit(t *testing.T) {
 	}
 	gen := generateAll(t, env, urls, fw.now, 1)
 	o := fw.fetchOpts(gen.Segment)
-	o.ServerDelay = 100 * time.Millisecond
+	o.ServerDelay, o.NoServerDelay = 100*time.Millisecond, false
 	o.TimeLimit = 800 * time.Millisecond
 	res, err := Fetch(context.Background(), env, o)
 	if err != nil {
@@ -442,7 +442,7 @@ func TestFetchOptionsChecked(t *testing.T) {
 	// runs (the URL is private: refused, fetch_gone).
 	writeFile(t, filepath.Join(gen.Segment, segment.DirContent, "part-m-00000.parquet"), "junk")
 	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "x",
-		DNSServers: []string{"127.0.0.1:9"}, ConnectTimeout: 500 * time.Millisecond, ProgressInterval: -1})
+		DNSServers: []string{"127.0.0.1:9"}, ConnectTimeout: 500 * time.Millisecond, NoProgressLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,7 +631,7 @@ func TestFetchLargePart(t *testing.T) {
 		}
 	}
 	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
-		DNSServers: []string{"127.0.0.1:9"}, ConnectTimeout: 500 * time.Millisecond, ProgressInterval: -1})
+		DNSServers: []string{"127.0.0.1:9"}, ConnectTimeout: 500 * time.Millisecond, NoProgressLog: true})
 	if err != nil {
 		t.Fatal(err)
 	}

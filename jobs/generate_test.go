@@ -718,12 +718,15 @@ func TestGeneratePartitionOptionsChecked(t *testing.T) {
 	if entries, _ := os.ReadDir(filepath.Join(env.Crawl, "segments")); len(entries) != 0 {
 		t.Errorf("a segment was left behind: %v", entries)
 	}
-	// The job checks its Conf too (a task rebuilds it).
-	if _, err := newGenerateTopNJob(map[string]string{confIn: "in", confOut: "out", confPartMode: "planet"}); err == nil {
+	// The job checks its spec too (a task rebuilds it).
+	if _, err := (generateTopN{In: "in", Out: "out", Parts: 1, PartitionMode: "planet"}).Job(); err == nil {
 		t.Error("generate-topn built with partition mode planet")
 	}
-	if _, err := newGenerateTopNJob(map[string]string{confIn: "in", confOut: "out", confPartMode: PartitionIP}); err == nil {
+	if _, err := (generateTopN{In: "in", Out: "out", PartitionMode: PartitionIP}).Job(); err == nil {
 		t.Error("generate-topn built by IP without the parts")
+	}
+	if _, err := (generateSelect{CrawlDB: "db", Out: "out", Reduces: 1, PartitionMode: "planet"}).Job(); err == nil {
+		t.Error("generate-select built with partition mode planet")
 	}
 }
 

@@ -1,51 +1,96 @@
 package jobs
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
+	"log/slog"
+	"math"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/mapreduce"
-	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/storage"
 	"github.com/trawl/trawl/urlutil"
 )
 
-// InjectOptions configures Inject.
+// InjectOptions configures Inject. Only Seeds is required.
 type InjectOptions struct {
 	// Seeds are seed files or directories (local paths or URIs); a
 	// directory means every file in it, in name order, except names
-	// starting with '.' or '_'.
+	// starting with '.' or '_'. Inject needs at least one.
 	Seeds []string
 	// Overwrite replaces an existing URL's datum with the injected one
-	// (Nutch's db.injector.overwrite).
+	// (Nutch's db.injector.overwrite); false keeps it (see Update).
 	Overwrite bool
 	// Update updates an existing URL with the seed's metadata, and its
 	// score and interval when the seed line gives them
-	// (db.injector.update). Overwrite wins over Update.
+	// (db.injector.update); false keeps it unchanged. Overwrite wins over
+	// Update.
 	Update bool
-	// Score is the score of a seed without score=; 0 means
-	// DefaultInjectScore (db.score.injected, 1.0). Use a tiny positive
-	// value for "almost nothing".
+	// Score is the score of a seed without score=, a finite number >= 0;
+	// 0 means DefaultInjectScore (db.score.injected, 1.0). Use a tiny
+	// positive value for "almost nothing".
 	Score float32
 	// Now is when new URLs are due; zero means time.Now().
 	Now time.Time
 	// Schedule gives new URLs their interval (the schedule's default
-	// interval, unless the seed line gives one).
+	// interval, unless the seed line gives one); the zero value is the
+	// adaptive schedule with crawldb.DefaultScheduleConfig().
 	Schedule ScheduleOptions
-	// Filters are applied to every seed URL after normalization.
+	// Filters are applied to every seed URL after normalization; the
+	// zero value filters nothing.
 	Filters URLFilterOptions
 	// MaxReportedLines bounds the bad lines logged in detail (file:line and
-	// why); the rest are only counted. 0 means 20.
+	// why); the rest are only counted. 0 means 20; it must not be
+	// negative.
 	MaxReportedLines int
+}
+
+// defaultMaxReportedLines is InjectOptions.MaxReportedLines when 0.
+const defaultMaxReportedLines = 20
+
+// Validate checks o as Inject does before it reads a seed: at least one
+// seed argument, a finite Score >= 0, MaxReportedLines >= 0 and a schedule
+// crawldb knows, with a valid configuration. (The seed files and the URL
+// filters' rule files are checked when Inject reads them.)
+func (o InjectOptions) Validate() error {
+	switch {
+	case len(o.Seeds) == 0:
+		return errors.New("no seed file given")
+	case o.Score < 0 || math.IsNaN(float64(o.Score)) || math.IsInf(float64(o.Score), 0):
+		return fmt.Errorf("score %g is not a finite number >= 0", o.Score)
+	case o.MaxReportedLines < 0:
+		return fmt.Errorf("the number of bad lines reported, %d, is negative", o.MaxReportedLines)
+	}
+	if _, err := injectSchedule(o.Schedule); err != nil {
+		return err
+	}
+	return nil
+}
+
+// withDefaults returns o with its zero fields given their meaning.
+func (o InjectOptions) withDefaults() InjectOptions {
+	if o.Score == 0 {
+		o.Score = DefaultInjectScore
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.MaxReportedLines == 0 {
+		o.MaxReportedLines = defaultMaxReportedLines
+	}
+	o.Schedule = o.Schedule.resolved()
+	return o
+}
+
+// injectSchedule is the schedule o describes, as the inject job uses it.
+func injectSchedule(o ScheduleOptions) (crawldb.Schedule, error) {
+	o = o.resolved()
+	return crawldb.NewSchedule(o.Name, o.Config)
 }
 
 // InjectResult reports an Inject run.
@@ -133,10 +178,6 @@ var ErrNoValidURL = errors.New("no valid URL")
 // maxReasonsInError bounds the bad lines quoted in an ErrNoValidURL error.
 const maxReasonsInError = 3
 
-// maxSeedLine bounds a seed line's length; longer lines are reported and
-// skipped.
-const maxSeedLine = 1 << 20
-
 // Inject adds seed URLs to the CrawlDB (Nutch's Injector).
 //
 // The driver reads the seed files itself, line by line: each line is
@@ -174,35 +215,19 @@ const maxSeedLine = 1 << 20
 // first inject).
 func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, err error) {
 	start := time.Now()
-	if len(o.Seeds) == 0 {
-		return nil, errors.New("inject: no seed files given")
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("inject: %w", err)
 	}
-	if o.Score == 0 {
-		o.Score = DefaultInjectScore
-	}
-	if o.Now.IsZero() {
-		o.Now = time.Now()
-	}
-	if o.MaxReportedLines <= 0 {
-		o.MaxReportedLines = 20
-	}
-	log := env.log().With("job", "inject")
+	o = o.withDefaults()
+	log := env.log().With("job", JobInject)
 	cp, err := env.paths()
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
-	spec, err := o.Filters.spec(env.resolver())
+	filters, err := injectFilters(env.resolver(), o.Filters)
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
-	filters, err := spec.filters()
-	if err != nil {
-		return nil, fmt.Errorf("inject: %w", err)
-	}
-	if _, err := crawldb.NewSchedule(o.Schedule.resolved().Name, o.Schedule.resolved().Config); err != nil {
-		return nil, fmt.Errorf("inject: %w", err)
-	}
-
 	created, err := missingDirs(cp.fs, cp.dbPath, path.Dir(cp.dbPath))
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
@@ -212,7 +237,7 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 			removeEmptyDirs(cp.fs, created, log)
 		}
 	}()
-	lock, err := env.lock(cp, "inject")
+	lock, err := env.lock(cp, JobInject)
 	if err != nil {
 		return nil, err
 	}
@@ -222,67 +247,24 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 	}
 
 	res = &InjectResult{Counters: &mapreduce.Counters{}}
-	// The seeds go into a temporary directory of the CrawlDB (removed at
-	// the end, or by crawldb.Recover after a crash).
-	tmpName := path.Base(crawldb.NewTempDir(cp.dbPath)) + "-seeds"
-	tmpURI := storage.Join(cp.dbURI, tmpName)
-	tmpPath := path.Join(cp.dbPath, tmpName)
-	defer func() {
-		if rerr := cp.fs.RemoveAll(tmpPath); rerr != nil {
-			log.Warn("removing the temporary seed input failed", "dir", tmpURI, "err", rerr)
-		}
-	}()
-
-	// Read the seeds into the temporary Parquet input.
-	seedsFile := path.Join(tmpPath, "seeds.parquet")
-	files, err := readSeeds(ctx, env, o, filters, seedsFile, res, log)
+	in := newSeedInput(cp)
+	defer in.remove(cp.fs, log)
+	sr := &seedReader{res: env.resolver(), filters: filters, maxReported: o.MaxReportedLines, result: res, log: log}
+	files, err := sr.read(ctx, o.Seeds, cp.fs, in.file())
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
 	if res.Seeds == 0 {
 		return nil, noValidURL(files, res)
 	}
-
-	currentURI := storage.Join(cp.dbURI, crawldb.CurrentName)
-	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
+	spec, err := planInject(env, cp, o, in)
 	if err != nil {
 		return nil, fmt.Errorf("inject: %w", err)
 	}
-	newName := path.Base(crawldb.NewTempDir(cp.dbPath))
-	c := newConf()
-	c.set(confCurrent, currentURI)
-	c.set(confInputSeedsPath, storage.Join(tmpURI, "seeds.parquet"))
-	c.set(confOut, storage.Join(cp.dbURI, newName))
-	c.setInt(confNumReduce, int64(parts))
-	c.setBool(confOverwrite, o.Overwrite)
-	c.setBool(confUpdate, o.Update)
-	c.setFloat(confInjectScore, float64(o.Score))
-	c.setTime(confNow, o.Now)
-	c.setSchedule(o.Schedule)
-	if c.err != nil {
-		return nil, fmt.Errorf("inject: %w", c.err)
+	if err := runInject(ctx, env, cp, spec, res); err != nil {
+		return nil, err
 	}
-	job, err := newInjectJob(c.m)
-	if err != nil {
-		return nil, fmt.Errorf("inject: %w", err)
-	}
-	jr, err := env.execute(ctx, job.Name, job.Conf, job)
-	if err != nil {
-		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
-		return nil, fmt.Errorf("inject: %w", err)
-	}
-	res.Counters.Merge(jr.Counters)
-	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
-		return nil, fmt.Errorf("inject: install the new CrawlDB: %w", err)
-	}
-	g := res.Counters
-	res.Injected = g.Get("inject", ctrInjected)
-	res.Existing = g.Get("inject", ctrMerged)
-	res.Overwritten = g.Get("inject", ctrOverwritten)
-	res.Updated = g.Get("inject", ctrUpdated)
-	res.Total = g.Get("inject", ctrDBRows)
-	res.CrawlDB = currentURI
-	res.Duration = time.Since(start)
+	res.finish(spec.CrawlDB, start)
 	log.Info("inject done", "seeds", res.Seeds, "rejected", res.BadLines+res.Filtered, "bad_lines", res.BadLines,
 		"filtered", res.Filtered, "credentials_stripped", res.Credentials, "injected", res.Injected,
 		"existing", res.Existing, "overwritten", res.Overwritten, "updated", res.Updated,
@@ -290,197 +272,90 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 	return res, nil
 }
 
-// seedFiles expands the seed arguments: files as given, directories to
-// their files in name order.
-func seedFiles(res mapreduce.Resolver, args []string) ([]string, error) {
-	var out []string
-	for _, a := range args {
-		fsys, p, err := res.Resolve(a)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
-		}
-		fi, err := fsys.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
-		}
-		if !fi.IsDir() {
-			out = append(out, a)
-			continue
-		}
-		infos, err := fsys.ReadDir(p)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", urlutil.Redact(a), redactErr(err))
-		}
-		n := 0
-		for _, e := range infos {
-			if e.IsDir() || strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") {
-				continue
-			}
-			out = append(out, storage.Join(a, e.Name()))
-			n++
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("seeds %s: directory holds no seed file", urlutil.Redact(a))
-		}
-	}
-	return out, nil
-}
-
-// readSeeds parses, normalizes and filters every seed line and writes the
-// valid seeds to seedsFile (always created, possibly empty). It returns the
-// seed files read.
-func readSeeds(ctx context.Context, env Env, o InjectOptions, filters urlutil.Filters, seedsFile string, res *InjectResult, log interface {
-	Warn(string, ...any)
-	Info(string, ...any)
-}) (files []string, err error) {
-	files, err = seedFiles(env.resolver(), o.Seeds)
+// injectFilters reads the rule files of o and builds the filters the
+// driver applies to the seeds (nil if they filter nothing).
+func injectFilters(res mapreduce.Resolver, o URLFilterOptions) (urlutil.Filters, error) {
+	spec, err := o.spec(res)
 	if err != nil {
 		return nil, err
 	}
-	cp, _ := env.paths()
-	out, err := cp.fs.Create(seedsFile)
-	if err != nil {
-		return nil, fmt.Errorf("create %s: %w", seedsFile, err)
-	}
-	w := parquetio.NewWriter[seedRow](out)
-	defer func() {
-		if cerr := w.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("write %s: %w", seedsFile, cerr)
-		}
-		if cerr := out.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("write %s: %w", seedsFile, cerr)
-		}
-	}()
-	reported := 0
-	// bad counts a rejected line; file (redacted) and why must hold no raw
-	// userinfo (the parser's and the normalizer's errors are redacted).
-	bad := func(file string, line int64, counter, why string) {
-		res.Counters.Add("inject", counter, 1)
-		if reported < o.MaxReportedLines {
-			at := fmt.Sprintf("%s:%d", file, line)
-			res.BadLineSamples = append(res.BadLineSamples, at+": "+why)
-			log.Warn("seed line skipped", "at", at, "why", why)
-		}
-		reported++
-	}
-	var firstCredentials string // file:line of the first URL with userinfo
-	batch := make([]seedRow, 0, 1024)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		if err := w.Write(batch...); err != nil {
-			return fmt.Errorf("write %s: %w", seedsFile, err)
-		}
-		batch = batch[:0]
-		return nil
-	}
-	for fi, file := range files {
-		res.SeedFiles++
-		name := urlutil.Redact(file)
-		fsys, p, err := env.resolver().Resolve(file)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
-		}
-		f, err := fsys.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
-		}
-		for ln, err := range lines(f) {
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("seeds %s:%d: %w", name, ln.no, redactErr(err))
-			}
-			if ln.no%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					f.Close()
-					return nil, err
-				}
-			}
-			res.Lines++
-			if ln.tooLong {
-				bad(name, ln.no, ctrTooLong, fmt.Sprintf("line longer than %d bytes", maxSeedLine))
-				res.BadLines++
-				continue
-			}
-			seed, ok, perr := ParseSeedLine(ln.text)
-			if perr != nil {
-				bad(name, ln.no, ctrBadSyntax, perr.Error())
-				res.BadLines++
-				continue
-			}
-			if !ok {
-				continue
-			}
-			u, nerr := urlutil.Normalize(seed.URL)
-			if nerr != nil {
-				bad(name, ln.no, ctrBadURL, nerr.Error())
-				res.BadLines++
-				continue
-			}
-			if strings.IndexByte(u, 0) >= 0 {
-				bad(name, ln.no, ctrBadURL, "URL holds a NUL byte")
-				res.BadLines++
-				continue
-			}
-			if urlutil.HasUserinfo(seed.URL) {
-				res.Credentials++
-				if firstCredentials == "" {
-					firstCredentials = fmt.Sprintf("%s:%d", name, ln.no)
-				}
-			}
-			if filters != nil {
-				if ok, reason := filters.Filter(u); !ok {
-					res.Counters.Add("inject", ctrFiltered, 1)
-					bad(name, ln.no, ctrFilteredBy+reason, fmt.Sprintf("URL %s rejected by filter %s", u, reason))
-					res.Filtered++
-					continue
-				}
-			}
-			res.Seeds++
-			batch = append(batch, seedRow{URL: u, Score: seed.Score, HasScore: seed.HasScore,
-				FetchInterval: seed.FetchInterval, HasInterval: seed.HasInterval, FixedInterval: seed.FixedInterval,
-				Metadata: seed.Metadata, File: int32(fi), Line: ln.no})
-			if len(batch) == cap(batch) {
-				if err := flush(); err != nil {
-					f.Close()
-					return nil, err
-				}
-			}
-		}
-		if err := f.Close(); err != nil {
-			return nil, fmt.Errorf("seeds %s: %w", name, redactErr(err))
-		}
-	}
-	if rejected := res.BadLines + res.Filtered; rejected > 0 {
-		log.Warn("seed lines rejected", "rejected", rejected, "lines", res.Lines, "bad_lines", res.BadLines,
-			"filtered", res.Filtered, "not_shown", max(0, reported-o.MaxReportedLines))
-	}
-	if res.Credentials > 0 {
-		log.Warn("credentials removed from URLs; they are not stored",
-			"urls", res.Credentials, "first_at", firstCredentials)
-	}
-	res.Counters.Add("inject", "seed_lines", res.Lines)
-	res.Counters.Add("inject", "seeds_valid", res.Seeds)
-	res.Counters.Add("inject", ctrRejected, res.BadLines+res.Filtered)
-	res.Counters.Add("inject", ctrCredentials, res.Credentials)
-	return files, flush()
+	return spec.filters()
 }
 
-// redactedError is an error whose message has any URL userinfo removed
-// (urlutil.Redact); errors.Is and errors.As still see the error it wraps.
-type redactedError struct{ err error }
+// seedInput is the temporary directory of the CrawlDB that holds the seeds
+// the driver read, the inject job's input. It is removed at the end, or by
+// crawldb.Recover after a crash.
+type seedInput struct {
+	uri  string // URI
+	path string // path in the CrawlDB's file system
+}
 
-func (e redactedError) Error() string { return urlutil.Redact(e.err.Error()) }
-func (e redactedError) Unwrap() error { return e.err }
+// seedInputFile is the name of the Parquet file of seedRow in a
+// seedInput.
+const seedInputFile = "seeds.parquet"
 
-// redactErr wraps err, whose message may quote a seed argument (a path or
-// URI) as given, so that its message holds no userinfo.
-func redactErr(err error) error {
-	if err == nil || strings.IndexByte(err.Error(), '@') < 0 {
-		return err
+func newSeedInput(cp crawlPaths) seedInput {
+	name := path.Base(crawldb.NewTempDir(cp.dbPath)) + "-seeds"
+	return seedInput{uri: storage.Join(cp.dbURI, name), path: path.Join(cp.dbPath, name)}
+}
+
+// file is the path of the seeds file in the CrawlDB's file system.
+func (s seedInput) file() string { return path.Join(s.path, seedInputFile) }
+
+// remove removes the directory, logging a failure.
+func (s seedInput) remove(fsys storage.FS, log *slog.Logger) {
+	if err := fsys.RemoveAll(s.path); err != nil {
+		log.Warn("removing the temporary seed input failed", "dir", s.uri, "err", err)
 	}
-	return redactedError{err}
+}
+
+// planInject describes the inject job that merges the seeds of in with
+// the current CrawlDB into a new temporary CrawlDB directory.
+func planInject(env Env, cp crawlPaths, o InjectOptions, in seedInput) (injectJob, error) {
+	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
+	if err != nil {
+		return injectJob{}, err
+	}
+	return injectJob{
+		CrawlDB:   storage.Join(cp.dbURI, crawldb.CurrentName),
+		Seeds:     storage.Join(in.uri, seedInputFile),
+		Out:       storage.Join(cp.dbURI, path.Base(crawldb.NewTempDir(cp.dbPath))),
+		NumReduce: parts,
+		Overwrite: o.Overwrite,
+		Update:    o.Update,
+		Score:     o.Score,
+		Now:       o.Now.UTC(),
+		Schedule:  o.Schedule,
+	}, nil
+}
+
+// runInject runs the inject job spec and installs its output as the
+// CrawlDB; the output of a failed job is removed.
+func runInject(ctx context.Context, env Env, cp crawlPaths, spec injectJob, res *InjectResult) error {
+	out := path.Join(cp.dbPath, path.Base(spec.Out))
+	jr, err := env.Run(ctx, spec)
+	if err != nil {
+		_ = cp.fs.RemoveAll(out)
+		return fmt.Errorf("inject: %w", err)
+	}
+	res.Counters.Merge(jr.Counters)
+	if err := crawldb.Install(cp.fs, cp.dbPath, out, env.KeepOldDB); err != nil {
+		return fmt.Errorf("inject: install the new CrawlDB: %w", err)
+	}
+	return nil
+}
+
+// finish sets the job's numbers from the counters, the installed CrawlDB
+// and the duration since start.
+func (r *InjectResult) finish(crawlDB string, start time.Time) {
+	g := r.Counters
+	r.Injected = g.Get(JobInject, ctrInjected)
+	r.Existing = g.Get(JobInject, ctrMerged)
+	r.Overwritten = g.Get(JobInject, ctrOverwritten)
+	r.Updated = g.Get(JobInject, ctrUpdated)
+	r.Total = g.Get(JobInject, ctrDBRows)
+	r.CrawlDB = crawlDB
+	r.Duration = time.Since(start)
 }
 
 // noValidURL is the error of an inject whose files hold no valid URL: it
@@ -564,162 +439,144 @@ func removeEmptyDirs(fsys storage.FS, dirs []string, log interface{ Warn(string,
 	}
 }
 
-// seedLine is one line of a seed file; no counts from 1.
-type seedLine struct {
-	no      int64
-	text    string
-	tooLong bool
+// injectJob is the inject engine job: it merges the seeds the driver read
+// with the current CrawlDB by URL and writes the new CrawlDB (see Inject).
+type injectJob struct {
+	// CrawlDB is the current CrawlDB directory (URI); it may be missing.
+	CrawlDB string
+	// Seeds is the Parquet file of seedRow the driver wrote (URI).
+	Seeds string
+	// Out is the new CrawlDB directory (URI).
+	Out string
+	// NumReduce is the number of reduce tasks, the new CrawlDB's parts;
+	// 0 means the engine's default.
+	NumReduce int
+	// Overwrite and Update are InjectOptions'.
+	Overwrite, Update bool
+	// Score is the score of a seed without score= (InjectOptions.Score,
+	// its default applied).
+	Score float32
+	// Now is when new URLs are due (UTC).
+	Now time.Time
+	// Schedule gives new URLs their interval.
+	Schedule ScheduleOptions
 }
 
-// lines iterates over the lines of r (LF or CRLF, a UTF-8 byte-order mark
-// removed from the first); a line longer than maxSeedLine is yielded with
-// tooLong and without its text.
-func lines(r io.Reader) iter.Seq2[seedLine, error] {
-	return func(yield func(seedLine, error) bool) {
-		br := bufio.NewReaderSize(r, 64<<10)
-		var (
-			no      int64
-			long    []byte // the start of a line longer than the buffer
-			started bool   // a line is in progress (long, or too long)
-			tooLong bool
-		)
-		for {
-			chunk, err := br.ReadSlice('\n')
-			if err == bufio.ErrBufferFull {
-				started = true
-				if !tooLong {
-					long = append(long, chunk...)
-					if len(long) > maxSeedLine {
-						tooLong, long = true, nil
-					}
-				}
-				continue
-			}
-			if len(chunk) > 0 || started {
-				no++
-				text := chunk
-				if len(long) > 0 {
-					text = append(long, chunk...)
-				}
-				if len(text) > maxSeedLine+2 { // allow for CRLF
-					tooLong = true
-				}
-				if no == 1 {
-					text = bytes.TrimPrefix(text, []byte("\xef\xbb\xbf"))
-				}
-				l := seedLine{no: no, tooLong: tooLong}
-				if !tooLong {
-					l.text = string(bytes.TrimRight(text, "\r\n"))
-				}
-				long, started, tooLong = long[:0], false, false
-				if !yield(l, nil) {
-					return
-				}
-			}
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				yield(seedLine{no: no + 1}, err)
-				return
-			}
-		}
-	}
+func (injectJob) JobName() string { return JobInject }
+
+// options are the InjectOptions the job's fields come from, as far as
+// the job knows them, to be checked as Inject checks them.
+func (s injectJob) options() InjectOptions {
+	return InjectOptions{Seeds: []string{s.Seeds}, Overwrite: s.Overwrite, Update: s.Update,
+		Score: s.Score, Now: s.Now, Schedule: s.Schedule}
 }
 
-// Conf keys of the inject job.
-const (
-	confOverwrite   = "inject.overwrite"
-	confUpdate      = "inject.update"
-	confInjectScore = "inject.score"
-)
-
-// newInjectJob builds the inject engine job from its Conf (the driver and
-// the Hadoop task entry, through Registry, both build it this way).
-func newInjectJob(m map[string]string) (*mapreduce.Job[injValue, crawldb.Datum], error) {
-	c := &conf{m: m}
-	current := c.str(confCurrent)
-	seeds := c.str(confInputSeedsPath)
-	out := c.str(confOut)
-	parts := int(c.integer(confNumReduce))
-	overwrite := c.boolean(confOverwrite)
-	update := c.boolean(confUpdate)
-	score := float32(c.float(confInjectScore))
-	now := c.time(confNow)
-	sched, _ := c.schedule()
-	if c.err != nil {
-		return nil, c.err
+// Job builds the job (the driver and the Hadoop task entry, through
+// Registry, both build it this way).
+func (s injectJob) Job() (mapreduce.Runnable, error) {
+	if err := s.options().Validate(); err != nil {
+		return nil, fmt.Errorf("inject job: %w", err)
 	}
-	if seeds == "" || out == "" {
-		return nil, errors.New("inject job: conf lacks the seeds input or the output")
+	if s.Seeds == "" || s.Out == "" {
+		return nil, errors.New("inject job: no seeds input or no output")
 	}
+	sched, err := injectSchedule(s.Schedule)
+	if err != nil {
+		return nil, fmt.Errorf("inject job: %w", err)
+	}
+	m := injectMerge{overwrite: s.Overwrite, update: s.Update, score: s.Score, sched: sched, now: s.Now}
 	return &mapreduce.Job[injValue, crawldb.Datum]{
-		Name: "inject",
-		Conf: m,
+		Name: JobInject,
 		Inputs: []mapreduce.Input[injValue]{
-			mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[injValue]) error {
+			mapreduce.From(s.CrawlDB, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[injValue]) error {
 				emit(d.URL, injValue{Kind: kindOld, Old: &d})
 				return nil
 			}, mapreduce.Optional(), mapreduce.AllowMissingColumns()),
-			mapreduce.From(seeds, func(t *mapreduce.Task, s seedRow, emit mapreduce.Emit[injValue]) error {
-				emit(s.URL, injValue{Kind: kindSeed, Seed: &s})
+			mapreduce.From(s.Seeds, func(t *mapreduce.Task, sr seedRow, emit mapreduce.Emit[injValue]) error {
+				emit(sr.URL, injValue{Kind: kindSeed, Seed: &sr})
 				return nil
 			}),
 		},
-		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[injValue], out func(crawldb.Datum)) error {
-			var old *crawldb.Datum
-			var seed *seedRow
-			for v := range values {
-				switch v.Kind {
-				case kindOld:
-					if old == nil || old.FetchTime.Before(v.Old.FetchTime) {
-						old = v.Old
-					}
-				case kindSeed:
-					if seed != nil {
-						t.Count(ctrDuplicate, 1)
-					}
-					if seed == nil || seed.File < v.Seed.File || (seed.File == v.Seed.File && seed.Line < v.Seed.Line) {
-						seed = v.Seed
-					}
-				}
-			}
-			var res crawldb.Datum
-			switch {
-			case seed == nil:
-				res = *old
-			case old == nil:
-				t.Count(ctrInjected, 1)
-				res = injectedDatum(url, seed, score, sched, now)
-			default:
-				t.Count(ctrMerged, 1)
-				switch {
-				case overwrite:
-					t.Count(ctrOverwritten, 1)
-					res = injectedDatum(url, seed, score, sched, now)
-				case update:
-					t.Count(ctrUpdated, 1)
-					res = *old
-					res.Metadata = overlay(old.Metadata, seed.Metadata)
-					if seed.HasScore {
-						res.Score = seed.Score
-					}
-					if seed.HasInterval {
-						res.FetchInterval = seed.FetchInterval
-						res.FixedInterval = seed.FixedInterval
-						res.Source = crawldb.SourceInjected
-					}
-				default:
-					res = *old
-				}
-			}
-			t.Count(ctrDBRows, 1)
-			out(res)
-			return nil
-		},
-		NumReduce: parts,
-		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
+		Reduce:    m.reduce,
+		NumReduce: s.NumReduce,
+		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](s.Out)},
 	}, nil
+}
+
+// injectMerge is the inject reduce: it merges a URL's CrawlDB row and
+// seeds into its new row.
+type injectMerge struct {
+	overwrite, update bool
+	score             float32 // of a seed without score=
+	sched             crawldb.Schedule
+	now               time.Time
+}
+
+func (m injectMerge) reduce(t *mapreduce.Task, url string, values iter.Seq[injValue], out func(crawldb.Datum)) error {
+	old, seed := pickInjValues(t, values)
+	d := m.merge(t, url, old, seed)
+	t.Count(ctrDBRows, 1)
+	out(d)
+	return nil
+}
+
+// pickInjValues returns a URL's CrawlDB row (the latest fetched, should
+// there be more) and seed (its last line; the others are counted as
+// duplicates). One of them is not nil.
+func pickInjValues(t *mapreduce.Task, values iter.Seq[injValue]) (old *crawldb.Datum, seed *seedRow) {
+	for v := range values {
+		switch v.Kind {
+		case kindOld:
+			if old == nil || old.FetchTime.Before(v.Old.FetchTime) {
+				old = v.Old
+			}
+		case kindSeed:
+			if seed != nil {
+				t.Count(ctrDuplicate, 1)
+			}
+			if seed == nil || seed.File < v.Seed.File || (seed.File == v.Seed.File && seed.Line < v.Seed.Line) {
+				seed = v.Seed
+			}
+		}
+	}
+	return old, seed
+}
+
+// merge returns the new row of url: the old row kept, replaced or updated
+// by the seed, or the seed's new row.
+func (m injectMerge) merge(t *mapreduce.Task, url string, old *crawldb.Datum, seed *seedRow) crawldb.Datum {
+	switch {
+	case seed == nil:
+		return *old
+	case old == nil:
+		t.Count(ctrInjected, 1)
+		return injectedDatum(url, seed, m.score, m.sched, m.now)
+	}
+	t.Count(ctrMerged, 1)
+	switch {
+	case m.overwrite:
+		t.Count(ctrOverwritten, 1)
+		return injectedDatum(url, seed, m.score, m.sched, m.now)
+	case m.update:
+		t.Count(ctrUpdated, 1)
+		return updatedDatum(*old, seed)
+	}
+	return *old
+}
+
+// updatedDatum is the CrawlDB row d updated by a seed (Update): its
+// metadata overlaid, its score and interval set when the seed gives them.
+func updatedDatum(d crawldb.Datum, seed *seedRow) crawldb.Datum {
+	d.Metadata = overlay(d.Metadata, seed.Metadata)
+	if seed.HasScore {
+		d.Score = seed.Score
+	}
+	if seed.HasInterval {
+		d.FetchInterval = seed.FetchInterval
+		d.FixedInterval = seed.FixedInterval
+		d.Source = crawldb.SourceInjected
+	}
+	return d
 }
 
 // injectedDatum is a seed's new CrawlDB row.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/urlutil"
 )
 
@@ -395,5 +397,62 @@ func TestInjectStripsCredentials(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "credentials") && !strings.Contains(logs.String(), "credentials_stripped=0") {
 		t.Errorf("a clean inject logs about credentials:\n%s", logs.String())
+	}
+}
+
+func TestInjectOptionsValidate(t *testing.T) {
+	seeds := []string{"seeds.txt"}
+	for _, tc := range []struct {
+		o    InjectOptions
+		want string // in the error; "" for none
+	}{
+		{InjectOptions{Seeds: seeds}, ""},
+		{InjectOptions{Seeds: seeds, Score: 0.5, MaxReportedLines: 3, Schedule: defaultSched, Overwrite: true, Update: true}, ""},
+		{InjectOptions{}, "no seed file"},
+		{InjectOptions{Seeds: seeds, Score: -1}, "score"},
+		{InjectOptions{Seeds: seeds, Score: float32(math.NaN())}, "score"},
+		{InjectOptions{Seeds: seeds, Score: float32(math.Inf(1))}, "score"},
+		{InjectOptions{Seeds: seeds, MaxReportedLines: -1}, "negative"},
+		{InjectOptions{Seeds: seeds, Schedule: ScheduleOptions{Name: "weekly"}}, "weekly"},
+	} {
+		err := tc.o.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: Validate() = %v, want an error with %q", tc.o, err, tc.want)
+		}
+	}
+	// Inject fails as Validate does, before it touches the crawl.
+	env := testEnv(t)
+	if _, err := Inject(context.Background(), env, InjectOptions{Seeds: seeds, Score: -1}); err == nil || !strings.Contains(err.Error(), "score") {
+		t.Errorf("Inject with a negative score: %v", err)
+	}
+	if _, err := os.Stat(env.Crawl); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Inject with bad options touched the crawl directory: %v", err)
+	}
+}
+
+// TestInjectJobSpecRoundTrip: the inject job's spec survives its JSON
+// (as Hadoop Streaming tasks receive it) unchanged, and builds.
+func TestInjectJobSpecRoundTrip(t *testing.T) {
+	spec := injectJob{CrawlDB: "file:///c/crawldb/current", Seeds: "file:///c/crawldb/tmp-seeds/seeds.parquet",
+		Out: "file:///c/crawldb/tmp", NumReduce: 3, Update: true, Score: 0.25, Now: tInject,
+		Schedule: ScheduleOptions{Name: "adaptive", Config: crawldb.DefaultScheduleConfig()}}
+	conf, err := mapreduce.SpecConf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mapreduce.DecodeSpec[injectJob](conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("decoded %+v, want %+v", got, spec)
+	}
+	if _, err := Registry()[JobInject](conf); err != nil {
+		t.Errorf("Registry builds no inject job from its spec: %v", err)
+	}
+	bad := spec
+	bad.Out = ""
+	if _, err := bad.Job(); err == nil {
+		t.Error("an inject job without output built")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -20,20 +21,23 @@ import (
 // JobParse is the parse engine job's name.
 const JobParse = "parse"
 
-// ParseOptions configures Parse.
+// ParseOptions configures Parse. Only Segment is required.
 type ParseOptions struct {
 	// Segment is the segment directory (URI); it must hold a published
 	// content and crawl_fetch.
 	Segment string
 	// MaxOutlinks caps the outlinks kept per page (Nutch's
-	// db.max.outlinks.per.page); 0 means parser.DefaultMaxOutlinks (100),
-	// -1 no cap.
+	// db.max.outlinks.per.page); 0 means parser.DefaultMaxOutlinks (100).
+	// It must not be negative: AllOutlinks lifts the cap.
 	MaxOutlinks int
+	// AllOutlinks keeps every outlink of a page, with no cap (MaxOutlinks
+	// must then be 0); false caps them at MaxOutlinks.
+	AllOutlinks bool
 	// Filters are applied to every outlink after normalization (which
 	// always happens). The zero value filters nothing.
 	Filters URLFilterOptions
 	// Scope keeps only outlinks within the page's host or registered
-	// domain.
+	// domain; the zero value, urlutil.ScopeAny, keeps them all.
 	Scope urlutil.Scope
 	// Signature is the signature used for change detection, set as
 	// ParseData.Signature and in crawl_parse: parser.SignatureMD5 ("md5",
@@ -45,15 +49,40 @@ type ParseOptions struct {
 	// IgnoreInternalLinks and IgnoreExternalLinks drop outlinks to the
 	// page's own host and to other hosts (registered domains when Scope is
 	// urlutil.ScopeDomain) (Nutch's db.ignore.internal.links and
-	// db.ignore.external.links).
+	// db.ignore.external.links); false keeps them.
 	IgnoreInternalLinks, IgnoreExternalLinks bool
 	// ParseTruncated parses pages the fetcher cut at its content limit.
-	// By default they are skipped, as Nutch's parser.skip.truncated does:
-	// a cut page gives a partial text and link set.
+	// By default (false) they are skipped, as Nutch's
+	// parser.skip.truncated does: a cut page gives a partial text and
+	// link set.
 	ParseTruncated bool
 	// Reducers is the number of reduce tasks (parse tasks and part files
-	// per output); 0 means the runner's parallelism.
+	// per output); 0 means the runner's parallelism. It must not be
+	// negative.
 	Reducers int
+}
+
+// Validate checks o as Parse does before it touches the segment: a
+// segment given, MaxOutlinks and Reducers not negative (and MaxOutlinks 0
+// with AllOutlinks), a known Scope and Signature. (The URL filters' rule
+// files are checked when Parse reads them.)
+func (o ParseOptions) Validate() error {
+	switch {
+	case o.Segment == "":
+		return errors.New("no segment given")
+	case o.MaxOutlinks < 0:
+		return fmt.Errorf("the outlink cap %d is negative (to keep every outlink, set AllOutlinks)", o.MaxOutlinks)
+	case o.AllOutlinks && o.MaxOutlinks != 0:
+		return fmt.Errorf("both an outlink cap (%d) and no cap (AllOutlinks) given", o.MaxOutlinks)
+	case o.Reducers < 0:
+		return fmt.Errorf("the number of reducers %d is negative", o.Reducers)
+	case o.Scope != urlutil.ScopeAny && o.Scope != urlutil.ScopeHost && o.Scope != urlutil.ScopeDomain:
+		return fmt.Errorf("unknown outlink scope %d", int(o.Scope))
+	}
+	if _, err := parser.ParseSignatureKind(o.Signature); err != nil {
+		return err
+	}
+	return nil
 }
 
 // ParseResult reports a Parse run.
@@ -103,17 +132,6 @@ const (
 	ctrMediaTypePrefix = "type_"    // + media type of parsed pages
 )
 
-// Conf keys of the parse job.
-const (
-	confParseSegment     = "parse.segment"
-	confParseMaxOutlinks = "parse.maxOutlinks"
-	confParseScope       = "parse.scope"
-	confParseSignature   = "parse.signature"
-	confParseIgnoreInt   = "parse.ignoreInternalLinks"
-	confParseIgnoreExt   = "parse.ignoreExternalLinks"
-	confParseTruncated   = "parse.parseTruncated"
-)
-
 // Parse parses the fetched pages of a segment (Nutch's ParseSegment with
 // ParseOutputFormat) and writes its parse_data (segment.ParseData),
 // parse_text (segment.ParseText) and crawl_parse (segment.ParseUpdate).
@@ -150,16 +168,12 @@ const (
 // three exist it returns ErrSegmentParsed.
 func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err error) {
 	start := time.Now()
-	if o.Segment == "" {
-		return nil, errors.New("parse: no segment given")
-	}
-	seg := strings.TrimRight(o.Segment, "/")
-	sig, err := parser.ParseSignatureKind(o.Signature)
-	if err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
+	seg := strings.TrimRight(o.Segment, "/")
 	log := env.log().With("job", JobParse, "segment", seg)
-	spec, err := o.Filters.spec(env.resolver())
+	filters, err := o.Filters.spec(env.resolver())
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -172,62 +186,149 @@ func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err 
 		return nil, fmt.Errorf("parse: %w", err)
 	}
 	defer env.unlock(sl, &err)
-	switch st.State {
-	case segment.StateMerged:
-		return nil, fmt.Errorf("parse: segment %s is already merged into the CrawlDB: its parse would never be merged", seg)
-	case segment.StateIncomplete, segment.StateGenerated, segment.StateFetched:
-		for _, in := range segment.FetchOutputs() {
-			if !st.Has(in) {
-				return nil, fmt.Errorf("parse: segment %s has no published %s (was it fetched?)", seg, in)
-			}
-		}
-	case segment.StateParsed:
-		return nil, fmt.Errorf("parse: segment %s: %w (it holds %s)", seg, ErrSegmentParsed, strings.Join(segment.ParseOutputs(), ", "))
+	if err := readyToParse(seg, st); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
 	}
-	// The segment is fetched and not parsed: what is partial is what an
-	// interrupted parse left.
-	if len(st.Partial) > 0 {
-		log.Warn("segment partly parsed (a run died while publishing): removing its parse outputs and parsing again", "outputs", st.Partial)
-		if err := segment.RemoveOutputs(fsys, segPath, st.Partial, log); err != nil {
-			return nil, fmt.Errorf("parse: %w", err)
-		}
+	if err := removePartialParse(fsys, segPath, st, log); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
 	}
-
-	reducers := o.Reducers
-	if reducers <= 0 {
-		reducers = env.parallelism()
-	}
-	c := newConf()
-	c.set(confParseSegment, seg)
-	c.setInt(confNumReduce, int64(min(reducers, mapreduce.MaxReduce)))
-	c.setInt(confParseMaxOutlinks, int64(o.MaxOutlinks))
-	c.set(confParseScope, o.Scope.String())
-	c.set(confParseSignature, sig)
-	c.setBool(confParseIgnoreInt, o.IgnoreInternalLinks)
-	c.setBool(confParseIgnoreExt, o.IgnoreExternalLinks)
-	c.setBool(confParseTruncated, o.ParseTruncated)
-	c.setJSON(confFilters, spec)
-	if c.err != nil {
-		return nil, fmt.Errorf("parse: %w", c.err)
-	}
-	job, err := newParseJob(c.m)
+	jr, err := env.Run(ctx, planParse(env, seg, o, filters))
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
-	jr, err := env.execute(ctx, job.Name, job.Conf, job)
-	if err != nil {
-		return nil, fmt.Errorf("parse: %w", err)
-	}
-	get := func(name string) int64 { return jr.Counters.Get(JobParse, name) }
-	res = &ParseResult{
-		Segment: seg,
-		Parsed:  get(ctrParsed), Failed: get(ctrParseFailed), Skipped: get(ctrSkipped),
-		Outlinks: get(ctrOutlinks), NoIndex: get(ctrNoIndex), NoFollow: get(ctrNoFollow),
-		Counters: jr.Counters, Duration: time.Since(start),
-	}
+	res = parseResult(seg, jr.Counters, start)
 	log.Info("parse done", "parsed", res.Parsed, "failed", res.Failed, "skipped", res.Skipped,
 		"outlinks", res.Outlinks, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
+}
+
+// readyToParse checks that the segment seg, in state st, is fetched and
+// neither parsed nor merged.
+func readyToParse(seg string, st segment.Status) error {
+	switch st.State {
+	case segment.StateMerged:
+		return fmt.Errorf("segment %s is already merged into the CrawlDB: its parse would never be merged", seg)
+	case segment.StateIncomplete, segment.StateGenerated, segment.StateFetched:
+		for _, in := range segment.FetchOutputs() {
+			if !st.Has(in) {
+				return fmt.Errorf("segment %s has no published %s (was it fetched?)", seg, in)
+			}
+		}
+	case segment.StateParsed:
+		return fmt.Errorf("segment %s: %w (it holds %s)", seg, ErrSegmentParsed, strings.Join(segment.ParseOutputs(), ", "))
+	}
+	return nil
+}
+
+// removePartialParse removes the parse outputs an interrupted parse
+// published in part. The segment (at segPath, in state st) is fetched and
+// not parsed: what is partial is what such a parse left.
+func removePartialParse(fsys storage.FS, segPath string, st segment.Status, log *slog.Logger) error {
+	if len(st.Partial) == 0 {
+		return nil
+	}
+	log.Warn("segment partly parsed (a run died while publishing): removing its parse outputs and parsing again", "outputs", st.Partial)
+	return segment.RemoveOutputs(fsys, segPath, st.Partial, log)
+}
+
+// planParse describes the parse job of the segment seg (o validated).
+func planParse(env Env, seg string, o ParseOptions, filters filterSpec) parseJob {
+	reducers := o.Reducers
+	if reducers == 0 {
+		reducers = env.parallelism()
+	}
+	sig, _ := parser.ParseSignatureKind(o.Signature) // checked by Validate
+	return parseJob{
+		Segment:             seg,
+		NumReduce:           min(reducers, mapreduce.MaxReduce),
+		MaxOutlinks:         o.MaxOutlinks,
+		AllOutlinks:         o.AllOutlinks,
+		Scope:               o.Scope,
+		Signature:           sig,
+		IgnoreInternalLinks: o.IgnoreInternalLinks,
+		IgnoreExternalLinks: o.IgnoreExternalLinks,
+		ParseTruncated:      o.ParseTruncated,
+		Filters:             filters,
+	}
+}
+
+// parseResult reports a parse of seg from its counters.
+func parseResult(seg string, ctrs *mapreduce.Counters, start time.Time) *ParseResult {
+	get := func(name string) int64 { return ctrs.Get(JobParse, name) }
+	return &ParseResult{
+		Segment: seg,
+		Parsed:  get(ctrParsed), Failed: get(ctrParseFailed), Skipped: get(ctrSkipped),
+		Outlinks: get(ctrOutlinks), NoIndex: get(ctrNoIndex), NoFollow: get(ctrNoFollow),
+		Counters: ctrs, Duration: time.Since(start),
+	}
+}
+
+// parseJob is the parse engine job (see Parse): it joins a segment's
+// content and crawl_fetch by URL and parses in the reduce tasks.
+type parseJob struct {
+	// Segment is the segment directory (URI, no trailing '/').
+	Segment string
+	// NumReduce is the number of reduce tasks; 0 means the engine's
+	// default.
+	NumReduce int
+	// MaxOutlinks, AllOutlinks, Scope, IgnoreInternalLinks,
+	// IgnoreExternalLinks and ParseTruncated are ParseOptions'.
+	MaxOutlinks                              int
+	AllOutlinks                              bool
+	Scope                                    urlutil.Scope
+	IgnoreInternalLinks, IgnoreExternalLinks bool
+	ParseTruncated                           bool
+	// Signature is ParseOptions.Signature resolved:
+	// parser.SignatureMD5 or parser.SignatureTextProfile.
+	Signature string
+	// Filters are the outlink filters, their rule files' text included.
+	Filters filterSpec
+}
+
+func (parseJob) JobName() string { return JobParse }
+
+// options are the ParseOptions the job's fields come from, but for the
+// filters, to be checked as Parse checks them.
+func (s parseJob) options() ParseOptions {
+	return ParseOptions{Segment: s.Segment, MaxOutlinks: s.MaxOutlinks, AllOutlinks: s.AllOutlinks,
+		Scope: s.Scope, Signature: s.Signature, IgnoreInternalLinks: s.IgnoreInternalLinks,
+		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce}
+}
+
+// Job builds the job (the driver and the Hadoop task entry, through
+// Registry, both build it this way).
+func (s parseJob) Job() (mapreduce.Runnable, error) {
+	if err := s.options().Validate(); err != nil {
+		return nil, fmt.Errorf("parse job: %w", err)
+	}
+	pr, err := s.pageParser()
+	if err != nil {
+		return nil, fmt.Errorf("parse job: %w", err)
+	}
+	return &mapreduce.Job[parseValue, parseOut]{
+		Name:      JobParse,
+		Inputs:    parseJobInputs(s.Segment),
+		Reduce:    pr.reduce,
+		NumReduce: s.NumReduce,
+		Outputs:   parseJobOutputs(s.Segment),
+	}, nil
+}
+
+// pageParser builds the parse reduce.
+func (s parseJob) pageParser() (*pageParser, error) {
+	filters, err := s.Filters.filters()
+	if err != nil {
+		return nil, err
+	}
+	po := parser.Options{MaxOutlinks: s.MaxOutlinks, Scope: s.Scope,
+		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks}
+	if s.AllOutlinks {
+		po.MaxOutlinks = -1 // parser.Options' "no cap"
+	}
+	if filters != nil {
+		po.Filter = filters
+	}
+	return &pageParser{p: parser.New(po), signature: s.Signature, parseTruncated: s.ParseTruncated}, nil
 }
 
 // parseValue is the parse job's shuffle value: a page's crawl_fetch
@@ -258,82 +359,52 @@ type parseOut struct {
 	Update *segment.ParseUpdate
 }
 
-// newParseJob builds the parse engine job from its Conf.
-func newParseJob(m map[string]string) (*mapreduce.Job[parseValue, parseOut], error) {
-	c := &conf{m: m}
-	seg := c.str(confParseSegment)
-	parts := int(c.integer(confNumReduce))
-	maxOut := int(c.integer(confParseMaxOutlinks))
-	scope, err := urlutil.ParseScope(c.str(confParseScope))
-	if err != nil {
-		c.fail(confParseScope, err)
-	}
-	sig, err := parser.ParseSignatureKind(c.str(confParseSignature))
-	if err != nil {
-		c.fail(confParseSignature, err)
-	}
-	ignoreInt := c.boolean(confParseIgnoreInt)
-	ignoreExt := c.boolean(confParseIgnoreExt)
-	parseTruncated := c.boolean(confParseTruncated)
-	filters := c.filters()
-	if c.err != nil {
-		return nil, c.err
-	}
-	if seg == "" {
-		return nil, errors.New("parse job: conf lacks the segment")
-	}
-	po := parser.Options{MaxOutlinks: maxOut, Scope: scope, IgnoreInternalLinks: ignoreInt, IgnoreExternalLinks: ignoreExt}
-	if filters != nil {
-		po.Filter = filters
-	}
-	pr := &pageParser{p: parser.New(po), signature: sig, parseTruncated: parseTruncated}
-
+// parseJobInputs are the parse job's inputs: the segment's content and
+// crawl_fetch, keyed by URL.
+func parseJobInputs(seg string) []mapreduce.Input[parseValue] {
 	content := storage.Join(seg, segment.DirContent)
 	fetch := storage.Join(seg, segment.DirFetch)
-	return &mapreduce.Job[parseValue, parseOut]{
-		Name: JobParse,
-		Conf: m,
-		Inputs: []mapreduce.Input[parseValue]{
-			mapreduce.From(content, func(t *mapreduce.Task, ct segment.Content, emit mapreduce.Emit[parseValue]) error {
-				if ct.URL == "" {
-					return fmt.Errorf("%s: a content row without URL", content)
-				}
-				emit(ct.URL, parseValue{Kind: parseKindContent, Content: &ct})
-				return nil
-			}, mapreduce.RequireSuccess()),
-			mapreduce.From(fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[parseValue]) error {
-				if f.URL == "" {
-					return fmt.Errorf("%s: a crawl_fetch row without URL", fetch)
-				}
-				emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime}})
-				return nil
-			}, mapreduce.RequireSuccess()),
-		},
-		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[parseValue], out func(parseOut)) error {
-			return pr.reduce(t, url, values, out)
-		},
-		NumReduce: parts,
-		Outputs: []mapreduce.Output[parseOut]{
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(o parseOut) (segment.ParseData, bool) {
-				if o.Data == nil {
-					return segment.ParseData{}, false
-				}
-				return *o.Data, true
-			}),
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(o parseOut) (segment.ParseText, bool) {
-				if o.Text == nil {
-					return segment.ParseText{}, false
-				}
-				return *o.Text, true
-			}),
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(o parseOut) (segment.ParseUpdate, bool) {
-				if o.Update == nil {
-					return segment.ParseUpdate{}, false
-				}
-				return *o.Update, true
-			}),
-		},
-	}, nil
+	return []mapreduce.Input[parseValue]{
+		mapreduce.From(content, func(t *mapreduce.Task, ct segment.Content, emit mapreduce.Emit[parseValue]) error {
+			if ct.URL == "" {
+				return fmt.Errorf("%s: a content row without URL", content)
+			}
+			emit(ct.URL, parseValue{Kind: parseKindContent, Content: &ct})
+			return nil
+		}, mapreduce.RequireSuccess()),
+		mapreduce.From(fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[parseValue]) error {
+			if f.URL == "" {
+				return fmt.Errorf("%s: a crawl_fetch row without URL", fetch)
+			}
+			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime}})
+			return nil
+		}, mapreduce.RequireSuccess()),
+	}
+}
+
+// parseJobOutputs are the parse job's outputs in the segment: parse_data,
+// parse_text and crawl_parse.
+func parseJobOutputs(seg string) []mapreduce.Output[parseOut] {
+	return []mapreduce.Output[parseOut]{
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(o parseOut) (segment.ParseData, bool) {
+			if o.Data == nil {
+				return segment.ParseData{}, false
+			}
+			return *o.Data, true
+		}),
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(o parseOut) (segment.ParseText, bool) {
+			if o.Text == nil {
+				return segment.ParseText{}, false
+			}
+			return *o.Text, true
+		}),
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(o parseOut) (segment.ParseUpdate, bool) {
+			if o.Update == nil {
+				return segment.ParseUpdate{}, false
+			}
+			return *o.Update, true
+		}),
+	}
 }
 
 // pageParser is the parse reduce: it joins a page's fetch outcome and
@@ -348,8 +419,32 @@ type pageParser struct {
 const maxMessage = 1024
 
 func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[parseValue], out func(parseOut)) error {
-	var fetch *parseFetch
-	var content *segment.Content
+	fetch, content := joinPage(t, values)
+	if !parsable(t, fetch, content) {
+		return nil
+	}
+	fetchTime := fetch.FetchTime
+	if fetchTime.IsZero() {
+		fetchTime = content.FetchTime
+	}
+	if content.Truncated && !pp.parseTruncated {
+		skipTruncated(t, url, content, out)
+		return nil
+	}
+	res, err := pp.p.Parse(*content)
+	if err != nil {
+		parseFailed(t, url, content, fetchTime, err, out)
+		return nil
+	}
+	countParsed(t, content, res)
+	pp.write(t, url, fetch.Score, fetchTime, res, out)
+	return nil
+}
+
+// joinPage returns a page's crawl_fetch outcome and content (the first of
+// each; further contents are counted as duplicates), either of them nil
+// when missing.
+func joinPage(t *mapreduce.Task, values iter.Seq[parseValue]) (fetch *parseFetch, content *segment.Content) {
 	for v := range values {
 		switch v.Kind {
 		case parseKindFetch:
@@ -365,60 +460,71 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 			}
 		}
 	}
+	return fetch, content
+}
+
+// parsable reports whether a page has content to parse, fetched with
+// success, counting why not.
+func parsable(t *mapreduce.Task, fetch *parseFetch, content *segment.Content) bool {
 	switch {
 	case content == nil:
 		if fetch != nil && fetch.Status == crawldb.StatusFetchSuccess {
 			t.Count(ctrNoContent, 1)
 		}
-		return nil
+		return false
 	case fetch == nil:
 		t.Count(ctrSkipped, 1)
 		t.Count(ctrSkipNoFetch, 1)
-		return nil
+		return false
 	case fetch.Status != crawldb.StatusFetchSuccess:
 		t.Count(ctrSkipped, 1)
 		t.Count(ctrSkipStatus+fetch.Status.String(), 1)
-		return nil
+		return false
 	}
-	fetchTime := fetch.FetchTime
-	if fetchTime.IsZero() {
-		fetchTime = content.FetchTime
-	}
-	depth := int32(urlutil.Depth(url))
-	if content.Truncated && !pp.parseTruncated {
-		t.Count(ctrSkipped, 1)
-		t.Count(ctrSkipTruncated, 1)
-		out(parseOut{Data: &segment.ParseData{URL: url,
-			Message:  fmt.Sprintf("not parsed: content truncated at %d bytes (parse truncated content to parse it)", len(content.Body)),
-			Features: crawldb.Features{Depth: depth, Bytes: int64(len(content.Body))}}})
-		return nil
-	}
+	return true
+}
 
-	res, err := pp.p.Parse(*content)
-	if err != nil {
-		var pe *parser.Error
-		kind := "error"
-		switch {
-		case errors.Is(err, parser.ErrUnsupportedType):
-			kind = "unsupported_type"
-		case errors.As(err, &pe) && pe.Panic:
-			kind = "panic"
-			t.Log.Error("parser panicked; page recorded as a parse failure", "url", url, "err", err)
-		}
-		t.Count(ctrParseFailed, 1)
-		t.Count(ctrFailedPrefix+kind, 1)
-		// Nutch's fallback signature: the MD5 of the raw content.
-		sum := parser.MD5Signature("", content.Body)
-		feat := crawldb.Features{Depth: depth, Bytes: int64(len(content.Body))}
-		msg := err.Error()
-		if len(msg) > maxMessage {
-			msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
-		}
-		out(parseOut{Data: &segment.ParseData{URL: url, Message: msg, Signature: sum, FuzzySignature: sum, Features: feat}})
-		out(parseOut{Update: &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature, Signature: sum, Features: feat, FetchTime: fetchTime}})
-		return nil
-	}
+// rawFeatures are the features of a page known without parsing it.
+func rawFeatures(url string, content *segment.Content) crawldb.Features {
+	return crawldb.Features{Depth: int32(urlutil.Depth(url)), Bytes: int64(len(content.Body))}
+}
 
+// skipTruncated records a truncated page as not parsed.
+func skipTruncated(t *mapreduce.Task, url string, content *segment.Content, out func(parseOut)) {
+	t.Count(ctrSkipped, 1)
+	t.Count(ctrSkipTruncated, 1)
+	out(parseOut{Data: &segment.ParseData{URL: url,
+		Message:  fmt.Sprintf("not parsed: content truncated at %d bytes (parse truncated content to parse it)", len(content.Body)),
+		Features: rawFeatures(url, content)}})
+}
+
+// parseFailed records a page that failed to parse: a parse_data row with
+// the reason and, as Nutch's signature falls back to the MD5 of the raw
+// content, a signature update with that MD5.
+func parseFailed(t *mapreduce.Task, url string, content *segment.Content, fetchTime time.Time, err error, out func(parseOut)) {
+	var pe *parser.Error
+	kind := "error"
+	switch {
+	case errors.Is(err, parser.ErrUnsupportedType):
+		kind = "unsupported_type"
+	case errors.As(err, &pe) && pe.Panic:
+		kind = "panic"
+		t.Log.Error("parser panicked; page recorded as a parse failure", "url", url, "err", err)
+	}
+	t.Count(ctrParseFailed, 1)
+	t.Count(ctrFailedPrefix+kind, 1)
+	sum := parser.MD5Signature("", content.Body)
+	feat := rawFeatures(url, content)
+	msg := err.Error()
+	if len(msg) > maxMessage {
+		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
+	}
+	out(parseOut{Data: &segment.ParseData{URL: url, Message: msg, Signature: sum, FuzzySignature: sum, Features: feat}})
+	out(parseOut{Update: &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature, Signature: sum, Features: feat, FetchTime: fetchTime}})
+}
+
+// countParsed counts a parsed page.
+func countParsed(t *mapreduce.Task, content *segment.Content, res *parser.Result) {
 	t.Count(ctrParsed, 1)
 	t.Count(ctrParsedBytes, int64(len(content.Body)))
 	t.Count(ctrMediaTypePrefix+res.MediaType, 1)
@@ -439,6 +545,13 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 	if res.Canonical != "" {
 		t.Count(ctrCanonical, 1)
 	}
+}
+
+// write writes a parsed page's parse_data and parse_text rows and its
+// crawl_parse updates: its signature, and a link per outlink carrying its
+// OPIC share of score (and the refresh target of a nofollow page, without
+// cash).
+func (pp *pageParser) write(t *mapreduce.Task, url string, score float32, fetchTime time.Time, res *parser.Result, out func(parseOut)) {
 	sig := res.Signature(pp.signature)
 	meta := res.Meta
 	if pp.signature != parser.SignatureMD5 {
@@ -453,7 +566,7 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 	out(parseOut{Text: &segment.ParseText{URL: url, Text: res.Text}})
 	out(parseOut{Update: &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature,
 		Signature: sig, Features: res.Features, FetchTime: fetchTime}})
-	cash := OPICLinkCash(fetch.Score, len(res.Outlinks))
+	cash := OPICLinkCash(score, len(res.Outlinks))
 	for _, l := range res.Outlinks {
 		out(parseOut{Update: &segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked,
 			FromURL: url, Anchor: l.Anchor, Score: cash, FetchTime: fetchTime}})
@@ -464,5 +577,4 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 		out(parseOut{Update: &segment.ParseUpdate{URL: res.Redirect, Status: crawldb.StatusLinked,
 			FromURL: url, FetchTime: fetchTime}})
 	}
-	return nil
 }

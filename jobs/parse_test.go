@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/segment"
@@ -409,7 +410,7 @@ func TestParseCapCashAndOptions(t *testing.T) {
 	// No cap, host scope, a suffix filter, text-profile signatures.
 	env = testEnv(t)
 	seg = build(env)
-	if _, err := Parse(context.Background(), env, ParseOptions{Segment: seg, MaxOutlinks: -1, Scope: urlutil.ScopeHost,
+	if _, err := Parse(context.Background(), env, ParseOptions{Segment: seg, AllOutlinks: true, Scope: urlutil.ScopeHost,
 		Filters:   URLFilterOptions{Options: urlutil.FilterOptions{DenySuffixes: []string{".pdf"}}},
 		Signature: parser.SignatureTextProfile, Reducers: 3}); err != nil {
 		t.Fatal(err)
@@ -618,4 +619,54 @@ func BenchmarkParseJob(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(len(cs))*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+func TestParseOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		o    ParseOptions
+		want string // in the error; "" for none
+	}{
+		{ParseOptions{Segment: "s"}, ""},
+		{ParseOptions{Segment: "s", AllOutlinks: true, Scope: urlutil.ScopeDomain, Signature: "text-profile", Reducers: 2}, ""},
+		{ParseOptions{}, "no segment"},
+		{ParseOptions{Segment: "s", MaxOutlinks: -1}, "negative"},
+		{ParseOptions{Segment: "s", MaxOutlinks: 5, AllOutlinks: true}, "both"},
+		{ParseOptions{Segment: "s", Reducers: -1}, "negative"},
+		{ParseOptions{Segment: "s", Scope: urlutil.Scope(7)}, "scope"},
+		{ParseOptions{Segment: "s", Signature: "sha1"}, "sha1"},
+	} {
+		err := tc.o.Validate()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: Validate() = %v, want an error with %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// TestParseJobSpecRoundTrip: the parse job's spec, regex rules included,
+// survives its JSON (as Hadoop Streaming tasks receive it) unchanged, and
+// builds.
+func TestParseJobSpecRoundTrip(t *testing.T) {
+	spec := parseJob{Segment: "file:///c/segments/20260101000000", NumReduce: 2, AllOutlinks: true,
+		Scope: urlutil.ScopeHost, IgnoreExternalLinks: true, ParseTruncated: true, Signature: parser.SignatureTextProfile,
+		Filters: filterSpec{Schemes: []string{"http", "https"}, MaxLength: 512,
+			Regex: []regexSpec{{Name: "rules.txt", Rules: "-\\.gif$\n+.\n"}}}}
+	conf, err := mapreduce.SpecConf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mapreduce.DecodeSpec[parseJob](conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("decoded %+v, want %+v", got, spec)
+	}
+	if _, err := Registry()[JobParse](conf); err != nil {
+		t.Errorf("Registry builds no parse job from its spec: %v", err)
+	}
+	bad := spec
+	bad.Filters.Regex = []regexSpec{{Name: "bad.txt", Rules: "-(\n"}}
+	if _, err := bad.Job(); err == nil || !strings.Contains(err.Error(), "bad.txt") {
+		t.Errorf("a parse job with a bad rule built, or its error does not name the file: %v", err)
+	}
 }

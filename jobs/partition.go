@@ -35,12 +35,6 @@ const (
 	ctrPartRows = "partition_rows"
 )
 
-// Conf keys of the partitioning.
-const (
-	confPartMode     = "generate.partitionMode"
-	confPartResolver = "generate.resolver"
-)
-
 // tokenSep separates a group's partition token (a domain or an IP address)
 // from its host in a selection key. Neither a host nor an address holds
 // it, and it sorts after the key's 0 terminator, so a group that is a
@@ -78,17 +72,16 @@ func validPartitionMode(mode string) error {
 	return fmt.Errorf("partition mode %q is not %q, %q or %q", mode, PartitionHost, PartitionDomain, PartitionIP)
 }
 
-// confPartitioning reads the partitioning of a generate job's Conf (the
-// partition mode defaults to host).
-func confPartitioning(c *conf) (partitioning, error) {
-	mode := c.str(confPartMode)
+// newPartitioning returns the partitioning of a partition mode and a count
+// mode ("" meaning PartitionHost and CountHost).
+func newPartitioning(mode, countMode string) (partitioning, error) {
 	if mode == "" {
 		mode = PartitionHost
 	}
 	if err := validPartitionMode(mode); err != nil {
 		return partitioning{}, err
 	}
-	return partitioning{mode: mode, countDomain: c.str(confCountMode) == CountDomain}, nil
+	return partitioning{mode: mode, countDomain: countMode == CountDomain}, nil
 }
 
 // same reports whether the partition token is the count key itself (host
@@ -153,6 +146,21 @@ func (p partitioning) nameToken(host string) string {
 	return host
 }
 
+// countKey is the host, or the registered domain in domain mode, of a URL
+// ("" if it has none).
+func countKey(url, host string, byDomain bool) string {
+	if host == "" {
+		host = urlutil.Host(url)
+	}
+	if host == "" {
+		return ""
+	}
+	if byDomain {
+		return urlutil.DomainOfHost(host)
+	}
+	return host
+}
+
 // tokenPartitioner partitions selection keys by their group's token:
 // FNV-1a of the group up to tokenSep (mapreduce.HashPartitioner).
 func tokenPartitioner() mapreduce.Partitioner {
@@ -170,8 +178,9 @@ func firstAddr(addrs []netip.Addr) string {
 	return slices.MinFunc(addrs, func(a, b netip.Addr) int { return a.Compare(b) }).String()
 }
 
-// ipPartConfig is what the IP partitioning of generate-topn reads from its
-// Conf: the resolver; and its window (0: ipWindowHosts and ipWindowRows).
+// ipPartConfig configures the IP partitioning of generate-topn: the
+// resolver (its spec's DNS); and its window (0: ipWindowHosts and
+// ipWindowRows).
 type ipPartConfig struct {
 	dns                     resolver.Config
 	windowHosts, windowRows int

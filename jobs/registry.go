@@ -1,8 +1,6 @@
 package jobs
 
 import (
-	"maps"
-
 	"github.com/trawl/trawl/dbscan"
 	"github.com/trawl/trawl/mapreduce"
 )
@@ -15,39 +13,29 @@ const (
 	JobUpdateDB       = "updatedb"
 )
 
-// Registry returns every engine job of this package by name, rebuilt from
-// its Conf, for the Hadoop Streaming task entry (`trawl task`). The drivers
-// (Inject, Generate, UpdateDB) build their jobs the same way, so a job run
-// by a task is the job the driver described.
+// Registry returns every engine job of this package by name, for the
+// Hadoop Streaming task entry (`trawl task`): each is a spec
+// (mapreduce.Spec) the task decodes from the job's configuration, so a job
+// run by a task is the job its driver described.
 func Registry() mapreduce.Registry {
-	return mapreduce.Registry{
-		JobInject: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newInjectJob(c)
-		},
-		JobGenerateSelect: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newGenerateSelectJob(c)
-		},
-		JobGenerateTopN: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newGenerateTopNJob(c)
-		},
-		JobUpdateDB: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newUpdateDBJob(c)
-		},
-		JobFetch: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newFetchJob(c, nil)
-		},
-		JobParse: func(c map[string]string) (mapreduce.Runnable, error) {
-			return newParseJob(c)
-		},
-	}
+	r := mapreduce.Registry{}
+	mapreduce.Register[injectJob](r)
+	mapreduce.Register[generateSelect](r)
+	mapreduce.Register[generateTopN](r)
+	mapreduce.Register[fetchSpec](r)
+	mapreduce.Register[parseJob](r)
+	mapreduce.Register[updateDB](r)
+	mapreduce.Register[dedupSelect](r)
+	mapreduce.Register[dedupMark](r)
+	return r
 }
 
 // RegistryWith is Registry plus the partitioned DBSCAN jobs Cluster runs
-// (dbscan.Registry), for a `trawl task` that may run any of them. res
-// resolves the side file the DBSCAN label job reads (its local cluster
-// labels), as the task's storage would.
-func RegistryWith(res mapreduce.Resolver) mapreduce.Registry {
+// (dbscan.Register), for a `trawl task` that may run any of them. The
+// DBSCAN label job reads its side file (the local clusters' labels)
+// through the task's storage.
+func RegistryWith() mapreduce.Registry {
 	r := Registry()
-	maps.Copy(r, dbscan.Registry(res))
+	dbscan.Register(r)
 	return r
 }

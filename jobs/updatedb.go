@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
+	"log/slog"
 	"path"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/dbscan"
 	"github.com/trawl/trawl/internal/killpoint"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
@@ -23,20 +22,30 @@ import (
 // db_gone (Nutch's db.fetch.retry.max).
 const DefaultRetryMax = 3
 
-// UpdateOptions configures UpdateDB.
+// UpdateOptions configures UpdateDB. The zero value of every field but
+// Segments is a valid setting (see each field).
 type UpdateOptions struct {
 	// Segments are the segment directories (URIs) to merge. Each must
 	// hold a published crawl_fetch; crawl_parse is read when present.
+	// UpdateDB needs at least one; Validate accepts none, as Crawl fills
+	// them in each round.
 	Segments []string
 	// NoAdditions keeps URLs not yet in the CrawlDB out of it, whether
-	// fetched or linked (Nutch's db.update.additions.allowed=false).
+	// fetched or linked (Nutch's db.update.additions.allowed=false); false
+	// adds them.
 	NoAdditions bool
-	// RetryMax is db.fetch.retry.max; 0 means DefaultRetryMax.
+	// RetryMax is db.fetch.retry.max, the transient fetch failures after
+	// which a page is db_gone; 0 means DefaultRetryMax.
 	RetryMax int
-	// MaxInlinks bounds the incoming links counted per URL and run
-	// (db.update.max.inlinks); 0 means DefaultMaxInlinks, -1 no limit.
+	// MaxInlinks bounds the incoming links counted per URL and run, the
+	// highest-cash ones (db.update.max.inlinks); 0 means
+	// DefaultMaxInlinks. NoInlinkLimit lifts the bound.
 	MaxInlinks int
-	// PurgeGone drops db_gone rows (Nutch's db.update.purge.404).
+	// NoInlinkLimit counts every incoming link (MaxInlinks must then be
+	// 0); false bounds them by MaxInlinks.
+	NoInlinkLimit bool
+	// PurgeGone drops db_gone rows (Nutch's db.update.purge.404); false
+	// keeps them.
 	PurgeGone bool
 	// Filters, if set, are applied to the URL of every input record, as
 	// Nutch's updatedb -filter (CrawlDbFilter) does: a rejected URL leaves
@@ -45,14 +54,75 @@ type UpdateOptions struct {
 	Filters URLFilterOptions
 	// Now is when URLs new from links are due; zero means time.Now().
 	Now time.Time
-	// Schedule sets the next fetch of every fetched or new URL.
+	// Schedule sets the next fetch of every fetched or new URL; the zero
+	// value is trawl's default (see ScheduleOptions).
 	Schedule ScheduleOptions
 	// Remerge merges segments already merged (they hold
 	// segment.MergedMarker) again; merging one twice counts its fetches
-	// and its links' OPIC cash twice. Without it such segments are
-	// skipped, and UpdateDB fails with ErrAlreadyMerged if no segment is
-	// left.
+	// and its links' OPIC cash twice. False skips such segments, and
+	// UpdateDB fails with ErrAlreadyMerged if no segment is left.
 	Remerge bool
+}
+
+// Validate checks o as UpdateDB does before it takes any lock: no
+// segment given twice or empty, no negative count, a schedule that
+// exists with a valid configuration. It accepts an empty Segments (see
+// there).
+func (o UpdateOptions) Validate() error {
+	seen := make(map[string]bool, len(o.Segments))
+	for _, s := range o.Segments {
+		s = strings.TrimRight(s, "/")
+		if s == "" {
+			return errors.New("an empty segment name")
+		}
+		if seen[s] {
+			return fmt.Errorf("segment %s given twice", s)
+		}
+		seen[s] = true
+	}
+	if o.RetryMax < 0 {
+		return fmt.Errorf("RetryMax (db.fetch.retry.max) must be >= 0 (0: %d), not %d", DefaultRetryMax, o.RetryMax)
+	}
+	if o.MaxInlinks < 0 {
+		return fmt.Errorf("MaxInlinks (db.update.max.inlinks) must be >= 0 (0: %d), not %d", DefaultMaxInlinks, o.MaxInlinks)
+	}
+	if o.NoInlinkLimit && o.MaxInlinks != 0 {
+		return fmt.Errorf("MaxInlinks %d with NoInlinkLimit: give one or the other", o.MaxInlinks)
+	}
+	s := o.Schedule.resolved()
+	if _, err := crawldb.NewSchedule(s.Name, s.Config); err != nil {
+		return err
+	}
+	return nil
+}
+
+// withDefaults returns o with its zero fields set to what they mean and
+// its segments without trailing slashes.
+func (o UpdateOptions) withDefaults() UpdateOptions {
+	o.Segments = slices.Clone(o.Segments)
+	for i, s := range o.Segments {
+		o.Segments[i] = strings.TrimRight(s, "/")
+	}
+	if o.RetryMax == 0 {
+		o.RetryMax = DefaultRetryMax
+	}
+	if o.MaxInlinks == 0 {
+		o.MaxInlinks = DefaultMaxInlinks
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	o.Schedule = o.Schedule.resolved()
+	return o
+}
+
+// inlinkLimit is the bound on the links counted per URL as the job takes
+// it: 0 for none.
+func (o UpdateOptions) inlinkLimit() int {
+	if o.NoInlinkLimit {
+		return 0
+	}
+	return o.MaxInlinks
 }
 
 // UpdateResult reports an UpdateDB run.
@@ -93,27 +163,6 @@ const jobUpdateDB = JobUpdateDB
 // updatedb whose marker write failed ends this way, never with a second
 // merge.
 var ErrAlreadyMerged = errors.New("every segment given is already merged into the CrawlDB")
-
-// Conf keys of the updatedb job.
-const (
-	confSegments   = "updatedb.segments"
-	confAdditions  = "updatedb.additions"
-	confRetryMax   = "updatedb.retryMax"
-	confMaxInlinks = "updatedb.maxInlinks"
-	confPurgeGone  = "updatedb.purgeGone"
-	// The dynamic schedule's inputs: the cluster result to apply (URI,
-	// absent: none), its young-page threshold, and the cluster periods
-	// (JSON crawldb.ClusterPeriods).
-	confClusters          = "updatedb.clusters"
-	confClusterMaxChanges = "updatedb.clusterMaxChanges"
-	confClusterPeriods    = "updatedb.clusterPeriods"
-)
-
-// segmentInput is one segment's inputs to updatedb.
-type segmentInput struct {
-	Fetch string `json:"fetch"`
-	Parse string `json:"parse,omitempty"` // "" if the segment was not parsed
-}
 
 // UpdateDB merges segments' fetch and parse results into the CrawlDB
 // (Nutch's CrawlDb job with CrawlDbReducer semantics).
@@ -180,8 +229,8 @@ type segmentInput struct {
 //     id, sample flag, change count and history columns, averages
 //     crawldb.ObservedChangePeriod over each cluster's samples (the new
 //     result's samples when one is applied) into crawldb.ClusterPeriods,
-//     which travel to the reduce tasks in the job's Conf as JSON (so a
-//     Hadoop Streaming task rebuilds the same schedule) for
+//     which travel to the reduce tasks in the job's spec (so a Hadoop
+//     Streaming task rebuilds the same schedule) for
 //     crawldb.NewDynamicSchedule. The periods lag the samples' fetches
 //     merged by this run by one round;
 //   - the new version's _clusters.json records the applied result and
@@ -192,180 +241,250 @@ type segmentInput struct {
 // unchanged.
 func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult, err error) {
 	start := time.Now()
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
 	if len(o.Segments) == 0 {
 		return nil, errors.New("updatedb: no segments given")
 	}
-	if o.RetryMax <= 0 {
-		o.RetryMax = DefaultRetryMax
-	}
-	if o.MaxInlinks == 0 {
-		o.MaxInlinks = DefaultMaxInlinks
-	}
-	if o.Now.IsZero() {
-		o.Now = time.Now()
-	}
+	o = o.withDefaults()
 	log := env.log().With("job", jobUpdateDB)
 	cp, err := env.paths()
 	if err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
-	if _, err := crawldb.NewSchedule(o.Schedule.resolved().Name, o.Schedule.resolved().Config); err != nil {
-		return nil, fmt.Errorf("updatedb: %w", err)
-	}
-	spec, err := o.Filters.spec(env.resolver())
+	filters, err := o.Filters.spec(env.resolver())
 	if err != nil {
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
-
-	// The segments, resolved and deduplicated.
-	type segDir struct {
-		uri  string
-		fs   storage.FS
-		path string
+	given, err := resolveSegments(env, o.Segments)
+	if err != nil {
+		return nil, err
 	}
-	var given []segDir
-	seen := map[string]bool{}
-	for _, s := range o.Segments {
-		s = strings.TrimRight(s, "/")
-		if seen[s] {
-			return nil, fmt.Errorf("updatedb: segment %s given twice", s)
-		}
-		seen[s] = true
+	// Lock the CrawlDB, then each segment, then recover what a crash
+	// left: only then are the segments' states decided. A segment that
+	// recovery marks merged (its merge was installed, its marker not
+	// written) is never merged again.
+	release, err := lockForUpdate(env, cp, given, log)
+	if err != nil {
+		return nil, err
+	}
+	defer release(&err)
+	if err := recoverDB(env, cp, log); err != nil {
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	segs, skipped, err := inspectSegments(given, o.Remerge, log)
+	if err != nil {
+		return nil, err
+	}
+	run, err := planUpdate(ctx, env, cp, o, filters, segs, log)
+	if err != nil {
+		return nil, err
+	}
+	jr, err := env.Run(ctx, run.spec)
+	if err != nil {
+		_ = cp.fs.RemoveAll(run.dir)
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
+	merged, err := installUpdate(env, cp, run, segs)
+	if err != nil {
+		return nil, err
+	}
+	if err := markMerged(segs, merged.MergeRecord); err != nil {
+		return nil, err
+	}
+	res = updateResult(cp, jr, merged.Segments, skipped, run.plan, start)
+	log.Info("updatedb done", "segments", len(segs), "rows", res.Rows, "fetched", res.Fetched, "added", res.Added,
+		"duration", res.Duration.Round(time.Millisecond))
+	return res, nil
+}
+
+// segDir is a segment given to updatedb, resolved; in is its inputs to
+// the job (once inspected).
+type segDir struct {
+	uri  string
+	fs   storage.FS
+	path string
+	in   segmentInput
+}
+
+// resolveSegments resolves the segments' URIs (Validate made sure none is
+// given twice).
+func resolveSegments(env Env, uris []string) ([]segDir, error) {
+	segs := make([]segDir, 0, len(uris))
+	for _, s := range uris {
 		fsys, p, err := env.resolver().Resolve(s)
 		if err != nil {
 			return nil, fmt.Errorf("updatedb: segment %s: %w", s, err)
 		}
-		given = append(given, segDir{uri: s, fs: fsys, path: p})
+		segs = append(segs, segDir{uri: s, fs: fsys, path: p})
 	}
+	return segs, nil
+}
 
-	// Take the CrawlDB's lock, then each segment's, then recover what a
-	// crash left: only then are the segments' states decided. A segment
-	// that recovery marks merged (its merge was installed, its marker not
-	// written) is never merged again.
+// lockForUpdate takes the CrawlDB's lock, then each segment's. release
+// lets them go in the reverse order, joining the CrawlDB lock's release
+// error into *errp (a segment lock that cannot be released is logged).
+func lockForUpdate(env Env, cp crawlPaths, segs []segDir, log *slog.Logger) (release func(errp *error), err error) {
 	lock, err := env.lock(cp, jobUpdateDB)
 	if err != nil {
 		return nil, err
 	}
-	defer env.unlock(lock, &err)
-	for _, s := range given {
+	var held []*crawldb.LockHandle
+	release = func(errp *error) {
+		for _, sl := range slices.Backward(held) {
+			if err := sl.Unlock(); err != nil {
+				log.Error("releasing a segment lock failed", "err", err)
+			}
+		}
+		env.unlock(lock, errp)
+	}
+	for _, s := range segs {
 		sl, err := segment.Lock(s.fs, s.path, jobUpdateDB, env.segmentLockOptions())
 		if err != nil {
+			release(&err)
 			return nil, fmt.Errorf("updatedb: %w", err)
 		}
-		defer env.unlock(sl, &err)
+		held = append(held, sl)
 	}
-	if err := recoverDB(env, cp, log); err != nil {
-		return nil, fmt.Errorf("updatedb: %w", err)
-	}
-	var segs []segDir
-	var inputs []segmentInput
-	var skipped []string
+	return release, nil
+}
+
+// inspectSegments removes what killed jobs left in each segment and
+// decides what to merge: every segment with a published crawl_fetch (and
+// its crawl_parse, if published), but for those already merged, which are
+// skipped unless remerge. It fails with ErrAlreadyMerged if none is left.
+// The caller holds the segments' locks.
+func inspectSegments(given []segDir, remerge bool, log *slog.Logger) (segs []segDir, skipped []string, err error) {
 	for _, s := range given {
 		if _, err := segment.Clean(s.fs, s.path, log); err != nil {
-			return nil, fmt.Errorf("updatedb: %w", err)
+			return nil, nil, fmt.Errorf("updatedb: %w", err)
 		}
 		st, err := segment.Inspect(s.fs, s.path)
 		if err != nil {
-			return nil, fmt.Errorf("updatedb: %w", err)
+			return nil, nil, fmt.Errorf("updatedb: %w", err)
 		}
-		if st.State == segment.StateMerged && !o.Remerge {
+		if st.State == segment.StateMerged && !remerge {
 			log.Warn("segment already merged into the CrawlDB: skipped (merging it again would count its fetches and links twice)",
 				"segment", s.uri)
 			skipped = append(skipped, s.uri)
 			continue
 		}
 		if !st.Has(segment.DirFetch) {
-			return nil, fmt.Errorf("updatedb: segment %s has no published %s (was it fetched?)", s.uri, segment.DirFetch)
+			return nil, nil, fmt.Errorf("updatedb: segment %s has no published %s (was it fetched?)", s.uri, segment.DirFetch)
 		}
-		in := segmentInput{Fetch: storage.Join(s.uri, segment.DirFetch)}
+		s.in = segmentInput{Fetch: storage.Join(s.uri, segment.DirFetch)}
 		if st.Has(segment.DirCrawlParse) {
-			in.Parse = storage.Join(s.uri, segment.DirCrawlParse)
+			s.in.Parse = storage.Join(s.uri, segment.DirCrawlParse)
 		} else {
 			log.Info("segment not parsed: merging its fetch status only", "segment", s.uri)
 		}
 		segs = append(segs, s)
-		inputs = append(inputs, in)
 	}
 	if len(segs) == 0 {
-		return nil, fmt.Errorf("updatedb: %w: %s (merging again would count their fetches and links twice; --remerge does it anyway)",
+		return nil, nil, fmt.Errorf("updatedb: %w: %s (merging again would count their fetches and links twice; --remerge does it anyway)",
 			ErrAlreadyMerged, strings.Join(skipped, ", "))
 	}
+	return segs, skipped, nil
+}
+
+// updateRun is a planned updatedb job: its spec, the directory it writes
+// the new CrawlDB version in (a path in the crawl's file system), and,
+// with the dynamic schedule, what it does about clusters.
+type updateRun struct {
+	spec updateDB
+	dir  string
+	plan *dynamicPlan
+}
+
+// planUpdate describes the job: the CrawlDB's part count, a fresh
+// directory for the new version, and with the dynamic schedule the
+// cluster result to apply and the cluster periods (planDynamic). The
+// caller holds the CrawlDB lock.
+func planUpdate(ctx context.Context, env Env, cp crawlPaths, o UpdateOptions, filters filterSpec, segs []segDir, log *slog.Logger) (updateRun, error) {
 	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
 	if err != nil {
-		return nil, fmt.Errorf("updatedb: %w", err)
+		return updateRun{}, fmt.Errorf("updatedb: %w", err)
 	}
 	newName := path.Base(crawldb.NewTempDir(cp.dbPath))
-	c := newConf()
-	c.set(confCurrent, storage.Join(cp.dbURI, crawldb.CurrentName))
-	c.setJSON(confSegments, inputs)
-	c.set(confOut, storage.Join(cp.dbURI, newName))
-	c.setInt(confNumReduce, int64(parts))
-	c.setBool(confAdditions, !o.NoAdditions)
-	c.setInt(confRetryMax, int64(o.RetryMax))
-	c.setInt(confMaxInlinks, int64(o.MaxInlinks))
-	c.setBool(confPurgeGone, o.PurgeGone)
-	c.setJSON(confFilters, spec)
-	c.setTime(confNow, o.Now)
-	c.setSchedule(o.Schedule)
-	var plan *dynamicPlan
-	if o.Schedule.resolved().Name == "dynamic" {
-		if plan, err = planDynamic(ctx, env, cp, o.Now); err != nil {
-			return nil, fmt.Errorf("updatedb: dynamic schedule: %w", err)
-		}
-		if plan.apply != "" {
-			c.set(confClusters, plan.apply)
-			c.setInt(confClusterMaxChanges, int64(plan.maxChanges))
-			log.Info("applying a cluster result", "result", plan.apply)
-		}
-		c.setJSON(confClusterPeriods, plan.record.Periods)
-		log.Info("cluster periods", "clusters", len(plan.record.Periods), "rows_scanned", plan.scanned,
-			"duration", plan.took.Round(time.Millisecond))
+	run := updateRun{dir: path.Join(cp.dbPath, newName), spec: updateDB{
+		Current:    storage.Join(cp.dbURI, crawldb.CurrentName),
+		Out:        storage.Join(cp.dbURI, newName),
+		Parts:      parts,
+		Now:        o.Now.UTC(),
+		Additions:  !o.NoAdditions,
+		RetryMax:   o.RetryMax,
+		MaxInlinks: o.inlinkLimit(),
+		PurgeGone:  o.PurgeGone,
+		Filters:    filters,
+		Schedule:   o.Schedule,
+	}}
+	for _, s := range segs {
+		run.spec.Segments = append(run.spec.Segments, s.in)
 	}
-	if c.err != nil {
-		return nil, fmt.Errorf("updatedb: %w", c.err)
+	if o.Schedule.Name != "dynamic" {
+		return run, nil
 	}
-	job, err := newUpdateDBJob(c.m)
-	if err != nil {
-		return nil, fmt.Errorf("updatedb: %w", err)
+	if run.plan, err = planDynamic(ctx, env, cp, o.Now); err != nil {
+		return updateRun{}, fmt.Errorf("updatedb: dynamic schedule: %w", err)
 	}
-	jr, err := env.execute(ctx, job.Name, job.Conf, job)
-	if err != nil {
-		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
-		return nil, fmt.Errorf("updatedb: %w", err)
+	if run.plan.apply != nil {
+		run.spec.Clusters = run.plan.apply
+		log.Info("applying a cluster result", "result", run.plan.apply.Result)
 	}
-	// Record the merged segments inside the new version before installing
-	// it, so the install itself records them (see recoverDB).
+	run.spec.ClusterPeriods = run.plan.record.Periods
+	log.Info("cluster periods", "clusters", len(run.plan.record.Periods), "rows_scanned", run.plan.scanned,
+		"duration", run.plan.took.Round(time.Millisecond))
+	return run, nil
+}
+
+// installUpdate records in the new version the segments merged into it
+// and its cluster record, then installs it as the CrawlDB: the install
+// itself records the merge (see recoverDB). Before the install a failure
+// removes the new version and leaves the CrawlDB as it was.
+func installUpdate(env Env, cp crawlPaths, run updateRun, segs []segDir) (mergedSegments, error) {
 	merged := mergedSegments{MergeRecord: segment.MergeRecord{Time: time.Now().UTC(), CrawlDB: cp.dbURI}}
 	for _, s := range segs {
 		merged.Segments = append(merged.Segments, s.uri)
 	}
 	list, err := json.Marshal(merged)
 	if err != nil {
-		return nil, fmt.Errorf("updatedb: %w", err)
+		return merged, fmt.Errorf("updatedb: %w", err)
 	}
-	if err := storage.WriteFileAtomic(cp.fs, path.Join(cp.dbPath, newName, mergedSegmentsFile), list); err != nil {
-		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
-		return nil, fmt.Errorf("updatedb: %w", err)
+	if err := storage.WriteFileAtomic(cp.fs, path.Join(run.dir, mergedSegmentsFile), list); err != nil {
+		_ = cp.fs.RemoveAll(run.dir)
+		return merged, fmt.Errorf("updatedb: %w", err)
 	}
-	if err := writeClustersRecord(cp, newName, plan); err != nil {
-		_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
-		return nil, fmt.Errorf("updatedb: %w", err)
+	if err := writeClustersRecord(cp, run.dir, run.plan); err != nil {
+		_ = cp.fs.RemoveAll(run.dir)
+		return merged, fmt.Errorf("updatedb: %w", err)
 	}
 	killpoint.Reached(jobUpdateDB, "before-install")
-	if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
-		return nil, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
+	if err := crawldb.Install(cp.fs, cp.dbPath, run.dir, env.KeepOldDB); err != nil {
+		return merged, fmt.Errorf("updatedb: install the new CrawlDB: %w", err)
 	}
 	killpoint.Reached(jobUpdateDB, "installed")
+	return merged, nil
+}
+
+// markMerged writes the merged marker into every merged segment, which
+// ends its generate lock. The CrawlDB is installed already: a marker not
+// written is written by the next job that takes the CrawlDB lock.
+func markMerged(segs []segDir, rec segment.MergeRecord) error {
 	for i, s := range segs {
 		if i > 0 {
 			killpoint.Reached(jobUpdateDB, "marked-1")
 		}
-		if err := segment.MarkMerged(s.fs, s.path, merged.MergeRecord); err != nil {
-			return nil, fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
+		if err := segment.MarkMerged(s.fs, s.path, rec); err != nil {
+			return fmt.Errorf("updatedb: the CrawlDB is updated, but marking segment %s as merged failed (the next job holding the CrawlDB lock marks it): %w", s.uri, err)
 		}
 	}
+	return nil
+}
 
-	res = &UpdateResult{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), Segments: merged.Segments, Skipped: skipped,
+// updateResult reports a finished updatedb from its job's counters.
+func updateResult(cp crawlPaths, jr *mapreduce.Result, merged, skipped []string, plan *dynamicPlan, start time.Time) *UpdateResult {
+	res := &UpdateResult{CrawlDB: storage.Join(cp.dbURI, crawldb.CurrentName), Segments: merged, Skipped: skipped,
 		Counters: jr.Counters, StatusCounts: map[string]int64{}}
 	for name, v := range jr.Counters.Snapshot()[jobUpdateDB] {
 		if s, ok := strings.CutPrefix(name, ctrStatusPrefix); ok {
@@ -375,150 +494,13 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 	}
 	if plan != nil {
 		res.Clusters = &plan.record
-		res.ClustersApplied = plan.apply
+		if plan.apply != nil {
+			res.ClustersApplied = plan.apply.Result
+		}
 		res.PeriodsScan, res.PeriodsRows = plan.took, plan.scanned
 	}
 	res.Fetched = jr.Counters.Get(jobUpdateDB, ctrFetched)
 	res.Added = jr.Counters.Get(jobUpdateDB, ctrNewFromLinks)
 	res.Duration = time.Since(start)
-	log.Info("updatedb done", "segments", len(segs), "rows", res.Rows, "fetched", res.Fetched, "added", res.Added,
-		"duration", res.Duration.Round(time.Millisecond))
-	return res, nil
-}
-
-// newUpdateDBJob builds the updatedb engine job from its Conf.
-func newUpdateDBJob(m map[string]string) (*mapreduce.Job[dbValue, crawldb.Datum], error) {
-	c := &conf{m: m}
-	current := c.str(confCurrent)
-	var segs []segmentInput
-	c.json(confSegments, &segs)
-	out := c.str(confOut)
-	parts := int(c.integer(confNumReduce))
-	now := c.time(confNow)
-	sched, cfg := c.schedule()
-	clusters := c.str(confClusters)
-	if sched != nil && sched.Name() == "dynamic" {
-		var periods crawldb.ClusterPeriods
-		c.json(confClusterPeriods, &periods)
-		if c.err == nil {
-			dyn, err := crawldb.NewDynamicSchedule(cfg, periods)
-			if err != nil {
-				c.fail(confClusterPeriods, err)
-			}
-			sched = dyn
-		}
-	}
-	merger := &dbMerger{
-		sched:       sched,
-		now:         now,
-		retryMax:    int32(c.integer(confRetryMax)),
-		maxInterval: intervalSeconds(cfg.MaxInterval),
-		additions:   c.boolean(confAdditions),
-		maxInlinks:  int(c.integer(confMaxInlinks)),
-	}
-	if clusters != "" {
-		merger.applyClusters = true
-		merger.clusterMaxChanges = int(c.integer(confClusterMaxChanges))
-	}
-	purgeGone := c.boolean(confPurgeGone)
-	filters := c.filters()
-	// keep applies the filters to a record's URL.
-	keep := func(t *mapreduce.Task, url string) bool {
-		if filters == nil {
-			return true
-		}
-		ok, reason := filters.Filter(url)
-		if !ok {
-			t.Count("filtered_"+reason, 1)
-		}
-		return ok
-	}
-	if c.err != nil {
-		return nil, c.err
-	}
-	if current == "" || out == "" || len(segs) == 0 {
-		return nil, errors.New("updatedb job: conf lacks the CrawlDB, the segments or the output")
-	}
-	inputs := []mapreduce.Input[dbValue]{
-		mapreduce.From(current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[dbValue]) error {
-			if purgeGone && d.Status == crawldb.StatusDBGone {
-				t.Count(ctrPurgedGone, 1)
-				return nil
-			}
-			if !keep(t, d.URL) {
-				return nil
-			}
-			emit(d.URL, dbValue{Kind: kindOld, Old: &d})
-			return nil
-		}, mapreduce.Optional(), mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
-	}
-	for _, s := range segs {
-		inputs = append(inputs, mapreduce.From(s.Fetch, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[dbValue]) error {
-			switch f.Status {
-			case crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry, crawldb.StatusFetchGone,
-				crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified,
-				crawldb.StatusFetchRobotsDenied:
-			case crawldb.StatusFetchSkipped, crawldb.StatusFetchRefused:
-				// Left for a later round, or refused by trawl's own
-				// policy: no verdict on the page. Its row stays as it
-				// was, so it is due again.
-				t.Count(ctrKeptPrefix+f.Status.String(), 1)
-				return nil
-			default:
-				return fmt.Errorf("%s: %s has status %v, not a fetch status", s.Fetch, f.URL, f.Status)
-			}
-			if !keep(t, f.URL) {
-				return nil
-			}
-			emit(f.URL, dbValue{Kind: kindFetch, Fetch: &f})
-			if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
-				f.RedirectURL != "" && f.RedirectURL != f.URL && keep(t, f.RedirectURL) {
-				t.Count(ctrRedirectLinks, 1)
-				emit(f.RedirectURL, dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{
-					URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
-			}
-			return nil
-		}, mapreduce.RequireSuccess()))
-		if s.Parse != "" {
-			inputs = append(inputs, mapreduce.From(s.Parse, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
-				if !keep(t, p.URL) {
-					return nil
-				}
-				p.Anchor = "" // not used here: keep the shuffle small
-				emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
-				return nil
-			}, mapreduce.RequireSuccess()))
-		}
-	}
-	if clusters != "" {
-		inputs = append(inputs,
-			mapreduce.From(storage.Join(clusters, dbscan.DirAssignment), func(t *mapreduce.Task, a dbscan.Assignment, emit mapreduce.Emit[dbValue]) error {
-				emit(a.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: a.Label}})
-				return nil
-			}, mapreduce.RequireSuccess()),
-			mapreduce.From(storage.Join(clusters, dbscan.DirSamples), func(t *mapreduce.Task, s dbscan.Sample, emit mapreduce.Emit[dbValue]) error {
-				emit(s.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: s.Label, Sample: true}})
-				return nil
-			}, mapreduce.RequireSuccess()))
-	}
-	states := sync.Pool{New: func() any { return new(mergeState) }}
-	return &mapreduce.Job[dbValue, crawldb.Datum]{
-		Name:   jobUpdateDB,
-		Conf:   m,
-		Inputs: inputs,
-		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[dbValue], out func(crawldb.Datum)) error {
-			st := states.Get().(*mergeState)
-			defer states.Put(st)
-			d, ok, err := merger.merge(url, values, st, t.Count)
-			if err != nil {
-				return err
-			}
-			if ok {
-				out(d)
-			}
-			return nil
-		},
-		NumReduce: parts,
-		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](out)},
-	}, nil
+	return res
 }

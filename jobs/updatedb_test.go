@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
 )
 
@@ -345,5 +347,69 @@ func TestUpdateDBMarkerRollForward(t *testing.T) {
 	}
 	if after := readDB(t, env); !reflect.DeepEqual(before, after) {
 		t.Error("the CrawlDB changed")
+	}
+}
+
+func TestUpdateOptionsValidate(t *testing.T) {
+	good := UpdateOptions{Segments: []string{"/c/segments/1", "/c/segments/2/"}, RetryMax: 2, MaxInlinks: 5}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("%+v: %v", good, err)
+	}
+	if err := (UpdateOptions{NoInlinkLimit: true}).Validate(); err != nil {
+		t.Errorf("zero options with no inlink limit: %v", err)
+	}
+	for _, bad := range []func(o *UpdateOptions){
+		func(o *UpdateOptions) { o.Segments = append(o.Segments, "/c/segments/1/") },
+		func(o *UpdateOptions) { o.Segments = append(o.Segments, "") },
+		func(o *UpdateOptions) { o.RetryMax = -1 },
+		func(o *UpdateOptions) { o.MaxInlinks = -1 },
+		func(o *UpdateOptions) { o.NoInlinkLimit = true },
+		func(o *UpdateOptions) { o.Schedule.Name = "weekly" },
+	} {
+		o := good
+		o.Segments = slices.Clone(good.Segments)
+		bad(&o)
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+		if _, err := UpdateDB(context.Background(), testEnv(t), o); err == nil {
+			t.Errorf("UpdateDB ran with %+v", o)
+		}
+	}
+	if _, err := UpdateDB(context.Background(), testEnv(t), UpdateOptions{}); err == nil {
+		t.Error("UpdateDB ran without segments")
+	}
+}
+
+// TestUpdateDBSpecRoundTrip: the updatedb spec, every field set, comes out
+// of its JSON (as a Hadoop Streaming task decodes it) as it went in.
+func TestUpdateDBSpecRoundTrip(t *testing.T) {
+	spec := updateDB{
+		Current: "hdfs://nn/c/crawldb/current", Out: "hdfs://nn/c/crawldb/_tmp-1", Parts: 3,
+		Segments:  []segmentInput{{Fetch: "s1/crawl_fetch", Parse: "s1/crawl_parse"}, {Fetch: "s2/crawl_fetch"}},
+		Now:       time.Date(2026, 1, 5, 1, 2, 3, 4, time.UTC),
+		Additions: true, RetryMax: 4, MaxInlinks: 7, PurgeGone: true,
+		Filters:        filterSpec{Schemes: []string{"http"}, MaxLength: 100, Regex: []regexSpec{{Name: "r", Rules: "-x\n+."}}},
+		Schedule:       ScheduleOptions{Name: "dynamic"}.resolved(),
+		Clusters:       &clusterApply{Result: "hdfs://nn/c/clusters/20260101000000", AnyChanges: true},
+		ClusterPeriods: crawldb.ClusterPeriods{0: time.Hour, 3: 49 * time.Hour},
+	}
+	conf, err := mapreduce.SpecConf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err = mapreduce.DecodeConf(mapreduce.EncodeConf(conf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := mapreduce.DecodeSpec[updateDB](conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, spec)
+	}
+	if _, err := Registry()[JobUpdateDB](conf); err != nil {
+		t.Errorf("Registry: %v", err)
 	}
 }

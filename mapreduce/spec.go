@@ -44,13 +44,8 @@ type Spec interface {
 const ConfSpec = "spec"
 
 // SpecConf returns the Conf that carries s to the tasks of its job: its
-// JSON under ConfSpec. A spec with a method SpecConf() map[string]string
-// gives its own Conf instead (a job whose configuration is still a map of
-// hand-written keys).
+// JSON under ConfSpec.
 func SpecConf(s Spec) (map[string]string, error) {
-	if c, ok := s.(interface{ SpecConf() map[string]string }); ok {
-		return c.SpecConf(), nil
-	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: encode its spec: %w", s.JobName(), err)

@@ -35,7 +35,9 @@ const (
 	DefaultPrefetchConcurrency = 128
 )
 
-// Config configures a Resolver. Every zero field takes its default.
+// Config configures a Resolver. Every zero field takes its default;
+// "none" is a No... field of its own (NoNegativeCache, NoRetries), not a
+// negative value.
 type Config struct {
 	// Servers are the upstream name servers: IP addresses, with a port
 	// ("127.0.0.1:5353", "[::1]:53") or without (port 53). Empty means
@@ -52,15 +54,20 @@ type Config struct {
 	// (default 30 minutes); the first hit after it serves the old answer
 	// and refreshes it in the background.
 	RefreshPeriod time.Duration `json:",omitempty"`
-	// NegativeTTL is how long a failed lookup is cached (default 60 s);
-	// negative means failures are not cached.
+	// NegativeTTL is how long a failed lookup is cached; 0 means
+	// DefaultNegativeTTL (see NoNegativeCache). It must not be negative.
 	NegativeTTL time.Duration `json:",omitempty"`
+	// NoNegativeCache caches no failed lookup: every lookup of a name
+	// that failed asks again. NegativeTTL must then be 0.
+	NoNegativeCache bool `json:",omitempty"`
 	// Timeout bounds one query to one server (default 2 s).
 	Timeout time.Duration `json:",omitempty"`
 	// Retries is the number of further attempts after a time-out or a
-	// server failure, each to another server when there is one (default
-	// 2; negative means none).
+	// server failure, each to another server when there is one; 0 means
+	// DefaultRetries (see NoRetries). It must not be negative.
 	Retries int `json:",omitempty"`
+	// NoRetries sends each query once. Retries must then be 0.
+	NoRetries bool `json:",omitempty"`
 	// QueueSize is the capacity of the send queue (default 1,024).
 	QueueSize int `json:",omitempty"`
 	// SocketsPerServer is the number of UDP sockets to each server
@@ -84,8 +91,9 @@ type Config struct {
 }
 
 // Validate checks c as New would, without opening sockets: the servers
-// must be IP addresses (or come from a readable resolv.conf) and no
-// duration or size may be negative where that has no meaning.
+// must be IP addresses (or come from a readable resolv.conf), no duration
+// or size may be negative where that has no meaning, and a No... field
+// goes with a zero value of what it turns off.
 func (c Config) Validate() error {
 	_, err := c.withDefaults()
 	return err
@@ -102,16 +110,24 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RefreshPeriod == 0 {
 		c.RefreshPeriod = DefaultRefreshPeriod
 	}
-	if c.NegativeTTL == 0 {
+	switch {
+	case c.NegativeTTL < 0:
+		return c, fmt.Errorf("resolver: negative negative-answer TTL %v (NoNegativeCache caches no failure)", c.NegativeTTL)
+	case c.NoNegativeCache && c.NegativeTTL != 0:
+		return c, fmt.Errorf("resolver: a negative-answer TTL of %v and NoNegativeCache at once", c.NegativeTTL)
+	case c.Retries < 0:
+		return c, fmt.Errorf("resolver: negative retries %d (NoRetries sends each query once)", c.Retries)
+	case c.NoRetries && c.Retries != 0:
+		return c, fmt.Errorf("resolver: %d retries and NoRetries at once", c.Retries)
+	}
+	if c.NegativeTTL == 0 && !c.NoNegativeCache {
 		c.NegativeTTL = DefaultNegativeTTL
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
-	if c.Retries == 0 {
+	if c.Retries == 0 && !c.NoRetries {
 		c.Retries = DefaultRetries
-	} else if c.Retries < 0 {
-		c.Retries = 0
 	}
 	if c.QueueSize == 0 {
 		c.QueueSize = DefaultQueueSize

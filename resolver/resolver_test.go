@@ -162,7 +162,7 @@ func TestRefreshFailure(t *testing.T) {
 	z := &zone{}
 	s := startServer(t, z.handle)
 	clk := newClock()
-	r := newResolver(t, Config{Servers: []string{s.addr}, Now: clk.Now, Retries: -1})
+	r := newResolver(t, Config{Servers: []string{s.addr}, Now: clk.Now, NoRetries: true})
 	z.version.Store(1)
 	mustLookup(t, r, "v.test", "10.1.0.1")
 	z.vFail.Store(true)
@@ -230,7 +230,7 @@ func TestNegativeCaching(t *testing.T) {
 		t.Errorf("nosuch.test asked %d times after the negative TTL, want 2", n)
 	}
 	// Negative caching off.
-	off := newResolver(t, Config{Servers: []string{s.addr}, NegativeTTL: -1})
+	off := newResolver(t, Config{Servers: []string{s.addr}, NoNegativeCache: true})
 	for range 2 {
 		if _, err := off.LookupNetIP(ctx, "gone.test"); !errors.Is(err, ErrNotFound) {
 			t.Fatal(err)
@@ -409,7 +409,7 @@ func garbage(pc net.PacketConn, from net.Addr, q []byte) {
 // sending only those costs a time-out, with a clear error.
 func TestGarbageReplies(t *testing.T) {
 	addr := startRaw(t, garbage)
-	r := newResolver(t, Config{Servers: []string{addr}, Timeout: 300 * time.Millisecond, Retries: -1})
+	r := newResolver(t, Config{Servers: []string{addr}, Timeout: 300 * time.Millisecond, NoRetries: true})
 	_, err := r.LookupNetIP(context.Background(), "a.test")
 	var e *Error
 	if !errors.As(err, &e) || !e.Timeout() || !strings.Contains(err.Error(), "7 malformed or mismatched replies ignored") {
@@ -467,7 +467,7 @@ func TestRefused(t *testing.T) {
 	}
 	closed := pc.LocalAddr().String()
 	pc.Close()
-	r := newResolver(t, Config{Servers: []string{closed}, Timeout: time.Hour, Retries: -1})
+	r := newResolver(t, Config{Servers: []string{closed}, Timeout: time.Hour, NoRetries: true})
 	_, err = r.LookupNetIP(context.Background(), "a.test")
 	if !errors.Is(err, ErrServerFailure) || !strings.Contains(err.Error(), "refused") {
 		t.Fatalf("closed port: %v", err)

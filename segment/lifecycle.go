@@ -169,8 +169,10 @@ type LockOptions struct {
 	// see crawldb.LockWith.
 	Force bool
 	// MaxAge is the age past which such a lock is stale (0: the
-	// default, crawldb.DefaultLockMaxAge).
-	MaxAge time.Duration
+	// default, crawldb.DefaultLockMaxAge); NoMaxAge turns the age test
+	// off (crawldb.LockOptions).
+	MaxAge   time.Duration
+	NoMaxAge bool
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -185,7 +187,7 @@ func Lock(fsys storage.FS, dir, holder string, o LockOptions) (*crawldb.LockHand
 	} else if !ok {
 		return nil, fmt.Errorf("segment %s does not exist", dir)
 	}
-	return crawldb.LockWith(fsys, dir, holder, o.Force, crawldb.LockOptions{MaxAge: o.MaxAge, Logger: o.Logger, What: "segment"})
+	return crawldb.LockWith(fsys, dir, holder, o.Force, crawldb.LockOptions{MaxAge: o.MaxAge, NoMaxAge: o.NoMaxAge, Logger: o.Logger, What: "segment"})
 }
 
 // MergeRecord is the content of MergedMarker.

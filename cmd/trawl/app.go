@@ -144,6 +144,7 @@ func newApp(sio *stdio) *cli.App {
 			fetchCommand(sio),
 			parseCommand(sio),
 			updatedbCommand(sio),
+			dedupCommand(sio),
 			crawlCommand(sio),
 			clusterCommand(sio),
 			dbscanCommand(sio),

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -81,29 +83,39 @@ func clusterSetting[T any](c *cli.Context, flag string, fromFlag func(string) T,
 	panic("trawl: no setting for --" + flag)
 }
 
-// clusterOptions returns Cluster's options from the flags and settings.
+// clusterOptions returns Cluster's options from the flags and settings,
+// checked (but for Eps, which trawl cluster --suggest-eps does without;
+// see countSetting for --max-changes).
 func (s *session) clusterOptions(c *cli.Context) (jobs.ClusterOptions, error) {
 	o := jobs.ClusterOptions{
 		Eps:        clusterSetting(c, "eps", c.Float64, s.cfg.Float),
 		MinPts:     clusterSetting(c, "min-pts", c.Int, s.cfg.Int),
 		SampleRate: clusterSetting(c, "sample-rate", c.Float64, s.cfg.Float),
 		MinSamples: clusterSetting(c, "min-samples", c.Int, s.cfg.Int),
-		MaxChanges: clusterSetting(c, "max-changes", c.Int, s.cfg.Int),
 		Partitions: clusterSetting(c, "partitions", c.Int, s.cfg.Int),
 	}
-	switch {
-	case o.MinPts < 1:
-		return o, usageErrorf("cluster: --min-pts (%s) must be at least 1, not %d", config.ClusterMinPts, o.MinPts)
-	case !(o.SampleRate >= 0 && o.SampleRate <= 1):
-		return o, usageErrorf("cluster: --sample-rate (%s) must be in [0, 1], not %v", config.ClusterSampleRate, o.SampleRate)
-	case o.MinSamples < 0:
-		return o, usageErrorf("cluster: --min-samples (%s) must be >= 0, not %d", config.ClusterMinSamples, o.MinSamples)
-	case o.MaxChanges < -1 || o.MaxChanges == 0:
-		return o, usageErrorf("cluster: --max-changes (%s) must be >= 1, or -1 for all pages, not %d", config.ClusterMaxChanges, o.MaxChanges)
-	case o.Partitions < 0:
-		return o, usageErrorf("cluster: --partitions (%s) must be >= 0, not %d", config.ClusterPartitions, o.Partitions)
+	var err error
+	maxChanges := clusterSetting(c, "max-changes", c.Int, s.cfg.Int)
+	if o.MaxChanges, o.AnyChanges, err = countSetting("cluster: --max-changes ("+config.ClusterMaxChanges+")", maxChanges, true); err != nil {
+		return o, err
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("cluster: %w (%s)", err, clusterFlagsHelp())
 	}
 	return o, nil
+}
+
+// clusterFlagsHelp names the flags and settings of the cluster options.
+func clusterFlagsHelp() string {
+	var b strings.Builder
+	b.WriteString("set by ")
+	for i, m := range clusterFlagSettings {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "--%s or %s", m.flag, m.setting)
+	}
+	return b.String()
 }
 
 func (s *session) cluster(c *cli.Context) error {
@@ -116,15 +128,7 @@ func (s *session) cluster(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("suggest-eps") {
-		if o.MinPts < 2 {
-			return usageErrorf("cluster: --suggest-eps needs --min-pts of at least 2, not %d", o.MinPts)
-		}
-		eps, n, err := jobs.SuggestClusterEps(c.Context, env, o.MinPts, o.MaxChanges)
-		if err != nil {
-			return jobError(err)
-		}
-		fmt.Fprintf(s.io.stdout, "suggested eps:\t%.4g\t(knee of the %d-distance curve of %d young pages, standardized)\n", eps, o.MinPts-1, n)
-		return nil
+		return s.suggestEps(c, env, o)
 	}
 	if !(o.Eps > 0) {
 		return usageErrorf("cluster: --eps (%s) is required and must be positive (trawl cluster --suggest-eps proposes one)", config.ClusterEps)
@@ -133,8 +137,26 @@ func (s *session) cluster(c *cli.Context) error {
 	if err != nil {
 		return jobError(err)
 	}
+	printClusterResult(s.io.stdout, res)
+	return nil
+}
+
+// suggestEps is trawl cluster --suggest-eps.
+func (s *session) suggestEps(c *cli.Context, env jobs.Env, o jobs.ClusterOptions) error {
+	if o.MinPts < 2 {
+		return usageErrorf("cluster: --suggest-eps needs --min-pts of at least 2, not %d", o.MinPts)
+	}
+	eps, n, err := jobs.SuggestClusterEps(c.Context, env, o)
+	if err != nil {
+		return jobError(err)
+	}
+	fmt.Fprintf(s.io.stdout, "suggested eps:\t%.4g\t(knee of the %d-distance curve of %d young pages, standardized)\n", eps, o.MinPts-1, n)
+	return nil
+}
+
+// printClusterResult prints a Cluster run's summary.
+func printClusterResult(w io.Writer, res *jobs.ClusterResult) {
 	p := res.Params
-	w := s.io.stdout
 	fmt.Fprintf(w, "cluster result:\t%s\n", res.Dir)
 	mc := fmt.Sprint(p.MaxChanges)
 	if p.MaxChanges < 0 {
@@ -146,7 +168,6 @@ func (s *session) cluster(c *cli.Context) error {
 	fmt.Fprintf(w, "core, border, noise:\t%d, %d, %d\n", p.Core, p.Border, p.Noise)
 	fmt.Fprintf(w, "samples:\t%d\t(K %d, R %g)\n", res.Samples, p.MinSamples, p.SampleRate)
 	fmt.Fprintf(w, "time:\t%s\n", res.Duration.Round(time.Millisecond))
-	return nil
 }
 
 // dynamicConfig returns the dynamic schedule's configuration from the

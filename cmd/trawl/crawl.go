@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math"
 	"net/http"
 	"net/url"
-	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -23,7 +19,6 @@ import (
 	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/simweb"
-	"github.com/trawl/trawl/storage"
 )
 
 // Demo settings of `trawl crawl --simweb`, used where the setting was left
@@ -46,27 +41,6 @@ const (
 )
 
 func crawlCommand(sio *stdio) *cli.Command {
-	flags := []cli.Flag{
-		&cli.StringSliceFlag{Name: "seeds", Usage: "inject the seed `FILE`s first (repeatable; a directory means every file in it)"},
-		&cli.IntFlag{Name: "rounds", Value: demoRounds, Usage: "rounds to run (`N`), a resumed round included; -1: until nothing is due"},
-		&cli.Float64Flag{Name: "days-per-round", Usage: "simulated days between rounds (`D`); 0 with no --now: the wall clock (--simweb: 1)"},
-		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
-		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
-		&cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break the lock of a crawl that died, and stale CrawlDB and segment locks (holder dead, or older than lock.maxAge)"},
-		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
-		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
-		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
-		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
-		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
-		&cli.IntFlag{Name: "pages", Value: simweb.DefaultPages, Usage: "simweb: content pages (`N`)", Category: "Synthetic web (--simweb):"},
-		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "simweb: hostile features (`LIST`, see trawl simweb serve --help)", Category: "Synthetic web (--simweb):"},
-		&cli.Float64Flag{Name: "latency", Value: 1, Usage: "simweb: scale of the hosts' latency (`F`)", Category: "Synthetic web (--simweb):"},
-		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
-	}
-	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
-		"no-additions", "purge-gone", "overwrite", "update")...)
-	flags = append(flags, fetchFlags()...)
-	flags = append(flags, parseFlags()...)
 	return &cli.Command{
 		Name:  "crawl",
 		Usage: "run a whole crawl: inject, then rounds of generate, fetch, parse, updatedb",
@@ -113,7 +87,7 @@ Examples:
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
-		Flags: flags,
+		Flags: crawlFlags(),
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("crawl takes no arguments, got %q (seed files go with --seeds)", c.Args().First())
@@ -123,6 +97,33 @@ Examples:
 	}
 }
 
+// crawlFlags are the flags of trawl crawl: its own, those of the
+// synthetic web it can serve, and those of the jobs it runs.
+func crawlFlags() []cli.Flag {
+	flags := []cli.Flag{
+		&cli.StringSliceFlag{Name: "seeds", Usage: "inject the seed `FILE`s first (repeatable; a directory means every file in it)"},
+		&cli.IntFlag{Name: "rounds", Value: demoRounds, Usage: "rounds to run (`N`), a resumed round included; -1: until nothing is due"},
+		&cli.Float64Flag{Name: "days-per-round", Usage: "simulated days between rounds (`D`); 0 with no --now: the wall clock (--simweb: 1)"},
+		&cli.StringFlag{Name: "now", Usage: "simulated `TIME` of the first round (RFC 3339, a date, or +Nd); default: continue the crawl's clock"},
+		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
+		&cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break the lock of a crawl that died, and stale CrawlDB and segment locks (holder dead, or older than lock.maxAge)"},
+		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
+		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
+		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
+		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
+		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
+		&cli.IntFlag{Name: "pages", Value: simweb.DefaultPages, Usage: "simweb: content pages (`N`)", Category: "Synthetic web (--simweb):"},
+		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "simweb: hostile features (`LIST`, see trawl simweb serve --help)", Category: "Synthetic web (--simweb):"},
+		&cli.Float64Flag{Name: "latency", Value: 1, Usage: "simweb: scale of the hosts' latency (`F`)", Category: "Synthetic web (--simweb):"},
+		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
+	}
+	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
+		"no-additions", "purge-gone", "overwrite", "update")...)
+	flags = append(flags, fetchFlags()...)
+	flags = append(flags, parseFlags()...)
+	return flags
+}
+
 // settingSet reports whether a setting was given by a file, the
 // environment or a flag.
 func (s *session) settingSet(name string) bool {
@@ -130,7 +131,77 @@ func (s *session) settingSet(name string) bool {
 	return v.Source.Kind != config.FromDefault
 }
 
+// crawlCmd runs trawl crawl: options, engine, the synthetic web if asked
+// for, the crawl, its report.
 func (s *session) crawlCmd(c *cli.Context) error {
+	o, err := s.crawlOptions(c)
+	if err != nil {
+		return err
+	}
+	demo := c.Bool("simweb")
+	if len(o.Seeds) == 0 && !demo {
+		s.log.Info("no --seeds: crawling the URLs already in the CrawlDB", "crawldb", jobs.CrawlDBDir(s.crawl()))
+	}
+	env, err := s.crawlEnv(c)
+	if err != nil {
+		return err
+	}
+	var srv *simweb.Server
+	if demo {
+		var cleanup func()
+		if srv, cleanup, err = s.startSimweb(c, &o); err != nil {
+			return err
+		}
+		defer cleanup()
+	}
+	o.OnRound = func(r jobs.RoundResult) {
+		fmt.Fprint(s.io.stdout, r.Summary())
+	}
+	res, err := jobs.Crawl(c.Context, env, o)
+	return s.printCrawlResult(res, err, srv)
+}
+
+// crawlOptions builds the crawl's options from the flags and settings and
+// checks them.
+func (s *session) crawlOptions(c *cli.Context) (jobs.CrawlOptions, error) {
+	var o jobs.CrawlOptions
+	demo := c.Bool("simweb")
+	if err := crawlRounds(c, &o); err != nil {
+		return o, err
+	}
+	if !demo {
+		for _, f := range []string{"seed", "hosts", "pages", "hazards", "latency", "access-log"} {
+			if c.IsSet(f) {
+				return o, usageErrorf("crawl: --%s needs --simweb", f)
+			}
+		}
+	}
+	if c.String("now") != "" {
+		t, err := nowFlag(c)
+		if err != nil {
+			return o, err
+		}
+		o.Now = t
+	}
+	o.Seeds = c.StringSlice("seeds")
+	if err := s.crawlJobOptions(c, &o); err != nil {
+		return o, err
+	}
+	if u := c.String("clock-url"); u != "" {
+		if demo {
+			return o, usageErrorf("crawl: --clock-url is for a synthetic web served elsewhere; --simweb sets its own clock")
+		}
+		if o.RoundInterval == 0 && o.Now.IsZero() {
+			return o, usageErrorf("crawl: --clock-url needs simulated time: give --days-per-round or --now")
+		}
+		o.SetClock = postClock(u)
+	}
+	return o, nil
+}
+
+// crawlRounds sets the rounds of o and the simulated time between them:
+// --rounds and --days-per-round (--simweb: one day by default).
+func crawlRounds(c *cli.Context, o *jobs.CrawlOptions) error {
 	rounds := c.Int("rounds")
 	if rounds == 0 || rounds < -1 {
 		return usageErrorf("crawl: --rounds must be positive or -1 (until nothing is due), not %d", rounds)
@@ -139,29 +210,18 @@ func (s *session) crawlCmd(c *cli.Context) error {
 	if days < 0 || math.IsNaN(days) || math.IsInf(days, 0) {
 		return usageErrorf("crawl: --days-per-round must be >= 0, not %g", days)
 	}
-	demo := c.Bool("simweb")
-	if demo && !c.IsSet("days-per-round") {
+	if c.Bool("simweb") && !c.IsSet("days-per-round") {
 		days = demoDaysPerRound
 	}
-	if !demo {
-		for _, f := range []string{"seed", "hosts", "pages", "hazards", "latency", "access-log"} {
-			if c.IsSet(f) {
-				return usageErrorf("crawl: --%s needs --simweb", f)
-			}
-		}
-	}
-	o := jobs.CrawlOptions{
-		Seeds:         c.StringSlice("seeds"),
-		Rounds:        rounds,
-		RoundInterval: time.Duration(days * 24 * float64(time.Hour)),
-	}
-	if c.String("now") != "" {
-		t, err := nowFlag(c)
-		if err != nil {
-			return err
-		}
-		o.Now = t
-	}
+	o.Rounds = rounds
+	o.RoundInterval = time.Duration(days * 24 * float64(time.Hour))
+	return nil
+}
+
+// crawlJobOptions sets the options of the jobs a crawl runs: inject,
+// generate, updatedb, parse, cluster (with --cluster-every) and fetch
+// (with the demo's agent under --simweb).
+func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	var err error
 	if o.Inject, err = s.injectOptions(); err != nil {
 		return err
@@ -175,36 +235,46 @@ func (s *session) crawlCmd(c *cli.Context) error {
 	if o.Parse, err = s.parseOptions(); err != nil {
 		return err
 	}
+	if err := s.crawlClusterOptions(c, o); err != nil {
+		return err
+	}
+	defaultAgent := ""
+	if c.Bool("simweb") {
+		defaultAgent = demoAgent
+	}
+	o.Fetch, err = s.fetchOptions(defaultAgent)
+	return err
+}
+
+// crawlClusterOptions sets --cluster-every and the clustering it runs.
+func (s *session) crawlClusterOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	if o.ClusterEvery = c.Int("cluster-every"); o.ClusterEvery < 0 {
 		return usageErrorf("crawl: --cluster-every must be >= 0, not %d", o.ClusterEvery)
 	}
-	if o.ClusterEvery > 0 {
-		if o.Cluster, err = s.clusterOptions(c); err != nil {
-			return err
-		}
-		if c.IsSet("cluster-eps") {
-			o.Cluster.Eps = c.Float64("cluster-eps")
-		}
-		if !(o.Cluster.Eps > 0) {
-			return usageErrorf("crawl: --cluster-every needs a positive DBSCAN eps: --cluster-eps or the setting %s", config.ClusterEps)
-		}
+	if o.ClusterEvery == 0 {
+		return nil
 	}
-	defaultAgent := ""
-	if demo {
-		defaultAgent = demoAgent
-	}
-	if o.Fetch, err = s.fetchOptions(defaultAgent); err != nil {
+	var err error
+	if o.Cluster, err = s.clusterOptions(c); err != nil {
 		return err
 	}
-	if len(o.Seeds) == 0 && !demo {
-		s.log.Info("no --seeds: crawling the URLs already in the CrawlDB", "crawldb", jobs.CrawlDBDir(s.crawl()))
+	if c.IsSet("cluster-eps") {
+		o.Cluster.Eps = c.Float64("cluster-eps")
 	}
+	if !(o.Cluster.Eps > 0) {
+		return usageErrorf("crawl: --cluster-every needs a positive DBSCAN eps: --cluster-eps or the setting %s", config.ClusterEps)
+	}
+	return nil
+}
+
+// crawlEnv returns the engine of the crawl's jobs. The round summaries
+// replace the engine's progress bars and counter tables (a dozen jobs'
+// worth per round), unless debugging.
+func (s *session) crawlEnv(c *cli.Context) (jobs.Env, error) {
 	env, err := s.jobsEnv(c)
 	if err != nil {
-		return err
+		return env, err
 	}
-	// The round summaries replace the engine's progress bars and counter
-	// tables (a dozen jobs' worth per round), unless debugging.
 	if !s.log.Enabled(c.Context, slog.LevelDebug) {
 		if lr, ok := env.Runner.(*mapreduce.LocalRunner); ok {
 			r := *lr
@@ -212,34 +282,15 @@ func (s *session) crawlCmd(c *cli.Context) error {
 			env.Runner = &r
 		}
 	}
+	return env, nil
+}
 
-	if u := c.String("clock-url"); u != "" {
-		if demo {
-			return usageErrorf("crawl: --clock-url is for a synthetic web served elsewhere; --simweb sets its own clock")
-		}
-		if o.RoundInterval == 0 && o.Now.IsZero() {
-			return usageErrorf("crawl: --clock-url needs simulated time: give --days-per-round or --now")
-		}
-		o.SetClock = postClock(u)
-	}
-	var srv *simweb.Server
-	if demo {
-		var cleanup func()
-		srv, cleanup, err = s.startSimweb(c, &o)
-		if err != nil {
-			return err
-		}
-		defer cleanup()
-	}
-
-	out := s.io.stdout
-	o.OnRound = func(r jobs.RoundResult) {
-		fmt.Fprint(out, r.Summary())
-	}
-	res, err := jobs.Crawl(c.Context, env, o)
+// printCrawlResult prints what a crawl did and how it ended, and turns its
+// error into the command's exit status.
+func (s *session) printCrawlResult(res *jobs.CrawlResult, err error, srv *simweb.Server) error {
 	if res != nil {
 		for _, d := range res.Discarded {
-			fmt.Fprintf(out, "discarded half-done segment %s (it could not be resumed)\n", d)
+			fmt.Fprintf(s.io.stdout, "discarded half-done segment %s (it could not be resumed)\n", d)
 		}
 		s.printCrawlTotals(res, srv)
 	}
@@ -280,171 +331,6 @@ func (s *session) printCrawlTotals(res *jobs.CrawlResult, srv *simweb.Server) {
 	crawl := s.crawl()
 	fmt.Fprintf(out, "CrawlDB: %s\n", jobs.CrawlDBDir(crawl))
 	fmt.Fprintf(out, "next:    trawl --crawl %s readdb stats\n", crawl)
-}
-
-// startSimweb generates and serves the synthetic web in process and sets
-// the crawl's options for it. cleanup stops the server and removes the
-// seed file.
-func (s *session) startSimweb(c *cli.Context, o *jobs.CrawlOptions) (*simweb.Server, func(), error) {
-	cfg := simweb.DefaultConfig()
-	cfg.Seed, cfg.Hosts, cfg.Pages = c.Uint64("seed"), c.Int("hosts"), c.Int("pages")
-	h, err := simweb.ParseHazards(c.String("hazards"))
-	if err != nil {
-		return nil, nil, usageErrorf("--hazards: %w", err)
-	}
-	cfg.Hazards = h
-	if cfg.Hosts < 1 || cfg.Hosts > simweb.MaxHosts {
-		return nil, nil, usageErrorf("--hosts must be between 1 and %d, not %d", simweb.MaxHosts, cfg.Hosts)
-	}
-	if cfg.Pages < cfg.Hosts || cfg.Pages > simweb.MaxPages {
-		return nil, nil, usageErrorf("--pages must be between --hosts (%d) and %d, not %d", cfg.Hosts, simweb.MaxPages, cfg.Pages)
-	}
-	if c.Float64("latency") < 0 {
-		return nil, nil, usageErrorf("--latency must be >= 0")
-	}
-	w, err := simweb.New(cfg)
-	if err != nil {
-		return nil, nil, withCode(exitFailure, err)
-	}
-	opts := simweb.ServeOptions{HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Latency: c.Float64("latency"),
-		Logger: s.log.With("component", "simweb")}
-	var closers []func()
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	if p := c.String("access-log"); p != "" {
-		f, err := os.Create(p)
-		if err != nil {
-			return nil, nil, withCode(exitFailure, fmt.Errorf("--access-log: %w", err))
-		}
-		closers = append(closers, func() { f.Close() })
-		opts.AccessLogJSONL = f
-	}
-	// URLs name the server's port: serve on the port an earlier --simweb
-	// crawl of this directory used, if free, so its URLs stay valid.
-	rec := simwebRecord{Seed: cfg.Seed, Hosts: cfg.Hosts, Pages: cfg.Pages, Hazards: cfg.Hazards.String()}
-	prev, err := s.readSimwebRecord()
-	if err != nil {
-		return nil, nil, withCode(exitFailure, err)
-	}
-	if prev.HTTP != "" {
-		if prev.Seed != rec.Seed || prev.Hosts != rec.Hosts || prev.Pages != rec.Pages || prev.Hazards != rec.Hazards {
-			s.log.Warn("this crawl directory crawled a different synthetic web before", "file", s.crawlPath(simwebRecordFile),
-				"was", fmt.Sprintf("seed %d, %d hosts, %d pages, hazards %s", prev.Seed, prev.Hosts, prev.Pages, prev.Hazards))
-		}
-		opts.HTTPAddr = prev.HTTP
-	}
-	// The server outlives the command's context: it must keep serving
-	// while an interrupted job cleans up.
-	srv, err := w.Serve(context.WithoutCancel(c.Context), opts)
-	if err != nil && prev.HTTP != "" {
-		s.log.Warn("the synthetic web's earlier port is taken: URLs of the earlier crawl will fail", "addr", prev.HTTP, "err", err)
-		opts.HTTPAddr = "127.0.0.1:0"
-		srv, err = w.Serve(context.WithoutCancel(c.Context), opts)
-	}
-	if err != nil {
-		cleanup()
-		return nil, nil, withCode(exitFailure, err)
-	}
-	closers = append(closers, func() { srv.Close() })
-	rec.HTTP = srv.HTTPAddr()
-	if err := s.writeSimwebRecord(rec); err != nil {
-		cleanup()
-		return nil, nil, withCode(exitFailure, err)
-	}
-
-	if len(o.Seeds) == 0 {
-		f, err := os.CreateTemp("", "trawl-simweb-seeds-*.txt")
-		if err != nil {
-			cleanup()
-			return nil, nil, withCode(exitFailure, fmt.Errorf("seed file: %w", err))
-		}
-		closers = append(closers, func() { os.Remove(f.Name()) })
-		_, err = f.WriteString(strings.Join(srv.Seeds(), "\n") + "\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			cleanup()
-			return nil, nil, withCode(exitFailure, fmt.Errorf("seed file: %w", err))
-		}
-		o.Seeds = []string{f.Name()}
-	}
-	o.Fetch.AllowPrivate = true
-	o.Fetch.DNSServers = []string{srv.DNSAddr()}
-	o.Generate.DNSServers = o.Fetch.DNSServers // for --partition-mode ip
-	if !s.settingSet(config.FetcherServerDelay) {
-		o.Fetch.ServerDelay = demoServerDelay
-	}
-	if !s.settingSet(config.FetcherTimeLimit) {
-		o.Fetch.TimeLimit = demoTimeLimit
-	}
-	if o.Now.IsZero() {
-		o.Start = cfg.Epoch
-	}
-	o.SetClock = func(_ context.Context, t time.Time) error { return srv.SetClock(t, 0) }
-	s.log.Info("synthetic web served in process", "hosts", cfg.Hosts, "urls", w.NumPages(), "http", srv.HTTPAddr(),
-		"dns", srv.DNSAddr(), "hazards", cfg.Hazards.String(), "agent", o.Fetch.Agent, "server_delay", o.Fetch.ServerDelay,
-		"time_limit", o.Fetch.TimeLimit)
-	fmt.Fprintf(s.io.stdout, "simweb: %d hosts, %d URLs on http://%s (DNS %s); %d seeds; %g simulated days per round\n",
-		cfg.Hosts, w.NumPages(), srv.HTTPAddr(), srv.DNSAddr(), len(srv.Seeds()), o.RoundInterval.Hours()/24)
-	return srv, cleanup, nil
-}
-
-// simwebRecordFile, in the crawl directory, records the synthetic web an
-// earlier `crawl --simweb` served, so that the next one serves it on the
-// same port.
-const simwebRecordFile = "simweb.json"
-
-// simwebRecord is the content of simwebRecordFile.
-type simwebRecord struct {
-	HTTP    string `json:"http"`
-	Seed    uint64 `json:"seed"`
-	Hosts   int    `json:"hosts"`
-	Pages   int    `json:"pages"`
-	Hazards string `json:"hazards"`
-}
-
-func (s *session) readSimwebRecord() (simwebRecord, error) {
-	var rec simwebRecord
-	uri := s.crawlPath(simwebRecordFile)
-	fsys, p, err := s.resolve(uri)
-	if err != nil {
-		return rec, err
-	}
-	data, err := storage.ReadFile(fsys, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return rec, nil
-	}
-	if err != nil {
-		return rec, fmt.Errorf("read %s: %w", uri, err)
-	}
-	if err := json.Unmarshal(data, &rec); err != nil {
-		s.log.Warn("ignoring an unreadable record of the synthetic web", "file", uri, "err", err)
-		return simwebRecord{}, nil
-	}
-	return rec, nil
-}
-
-func (s *session) writeSimwebRecord(rec simwebRecord) error {
-	uri := s.crawlPath(simwebRecordFile)
-	fsys, p, err := s.resolve(uri)
-	if err != nil {
-		return err
-	}
-	if err := fsys.MkdirAll(path.Dir(p)); err != nil {
-		return fmt.Errorf("create %s: %w", s.crawl(), err)
-	}
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := storage.WriteFileAtomic(fsys, p, append(data, '\n')); err != nil {
-		return fmt.Errorf("write %s: %w", uri, err)
-	}
-	return nil
 }
 
 // postClock returns a SetClock that POSTs the time to a simweb control

@@ -235,6 +235,7 @@ func jsonText(v any) string {
 // second run continues the clock on the same port; a stop file stops the
 // third run at once.
 func TestCrawlSimwebDemo(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	demo := []string{"--crawl", crawl, "crawl", "--simweb", "--hosts", "15", "--pages", "200", "--latency", "0",
@@ -297,6 +298,7 @@ func TestCrawlSimwebDemo(t *testing.T) {
 // agent is a usage error naming the ways to set one; fetch and parse pick
 // the newest segment needing them; then there is nothing left to do.
 func TestFetchParseCommands(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	srv, seeds := serveWeb(t, r.dir, simweb.Config{Seed: 2, Hosts: 5, Pages: 40})
 	crawl := filepath.Join(r.dir, "crawl")

@@ -113,6 +113,7 @@ func datumJSON(t *testing.T, r *runner, crawl, url string) map[string]any {
 // TestPipeline runs inject → generate → (simulated fetch and parse) →
 // updatedb → generate with the real binary and checks every reader.
 func TestPipeline(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	writeTestFile(t, filepath.Join(r.dir, "seeds", "a.txt"), strings.Join([]string{

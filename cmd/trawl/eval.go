@@ -83,36 +83,9 @@ Examples:
 
 func (s *session) evalRevisit(c *cli.Context) error {
 	start := time.Now()
-	pages := c.Int("pages")
-	hosts := c.Int("hosts")
-	if hosts == 0 {
-		hosts = max(1, pages/100)
-	}
-	sched, err := s.schedule()
+	cfg, err := s.evalRevisitConfig(c)
 	if err != nil {
 		return err
-	}
-	var policies []string
-	for _, p := range strings.Split(c.String("policies"), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			policies = append(policies, p)
-		}
-	}
-	days := c.Int("days")
-	if days < 1 {
-		return usageErrorf("--days %d: want at least 1", days)
-	}
-	cfg := revisit.Config{
-		Days: days, Budget: c.Int("budget"), Policies: policies, Schedule: &sched.Config,
-		Recluster: c.Int("recluster"), Eps: c.Float64("eps"), MinPts: c.Int("min-pts"),
-		MinSamples: c.Int("min-samples"), SampleRate: c.Float64("sample-rate"),
-		FetchLag: c.Duration("fetch-lag"), Log: s.log,
-	}
-	if c.IsSet("budget") && cfg.Budget < 1 {
-		return usageErrorf("--budget %d: want at least 1", cfg.Budget)
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageErrorf("eval revisit: %w", err)
 	}
 	out := c.String("out")
 	if out != "" {
@@ -120,12 +93,17 @@ func (s *session) evalRevisit(c *cli.Context) error {
 			return fmt.Errorf("eval revisit: %w", err)
 		}
 	}
+	pages := c.Int("pages")
+	hosts := c.Int("hosts")
+	if hosts == 0 {
+		hosts = max(1, pages/100)
+	}
 	web, err := simweb.New(simweb.Config{Seed: c.Uint64("seed"), Hosts: hosts, Pages: pages, Hazards: simweb.HazardsNone})
 	if err != nil {
 		return usageErrorf("eval revisit: %w", err)
 	}
 	t0 := time.Now()
-	tr, err := revisit.NewTruth(c.Context, web, time.Duration(days)*24*time.Hour)
+	tr, err := revisit.NewTruth(c.Context, web, time.Duration(cfg.Days)*24*time.Hour)
 	if err != nil {
 		return fmt.Errorf("eval revisit: %w", err)
 	}
@@ -143,6 +121,43 @@ func (s *session) evalRevisit(c *cli.Context) error {
 	if out == "" {
 		return nil
 	}
+	return s.writeEvalRevisit(out, rep)
+}
+
+// evalRevisitConfig builds the simulation's configuration from the flags
+// and the schedule.* settings, and checks it.
+func (s *session) evalRevisitConfig(c *cli.Context) (revisit.Config, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return revisit.Config{}, err
+	}
+	var policies []string
+	for _, p := range strings.Split(c.String("policies"), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			policies = append(policies, p)
+		}
+	}
+	days := c.Int("days")
+	if days < 1 {
+		return revisit.Config{}, usageErrorf("--days %d: want at least 1", days)
+	}
+	cfg := revisit.Config{
+		Days: days, Budget: c.Int("budget"), Policies: policies, Schedule: &sched.Config,
+		Recluster: c.Int("recluster"), Eps: c.Float64("eps"), MinPts: c.Int("min-pts"),
+		MinSamples: c.Int("min-samples"), SampleRate: c.Float64("sample-rate"),
+		FetchLag: c.Duration("fetch-lag"), Log: s.log,
+	}
+	if c.IsSet("budget") && cfg.Budget < 1 {
+		return cfg, usageErrorf("--budget %d: want at least 1", cfg.Budget)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageErrorf("eval revisit: %w", err)
+	}
+	return cfg, nil
+}
+
+// writeEvalRevisit writes the report's tables, JSON and plots to dir.
+func (s *session) writeEvalRevisit(dir string, rep *revisit.Report) error {
 	for _, f := range []struct {
 		name  string
 		write func(*os.File) error
@@ -151,16 +166,16 @@ func (s *session) evalRevisit(c *cli.Context) error {
 		{"table.csv", func(f *os.File) error { return rep.WriteCSV(f) }},
 		{"report.json", func(f *os.File) error { return rep.WriteJSON(f) }},
 	} {
-		if err := writeFileAtomic(filepath.Join(out, f.name), f.write); err != nil {
+		if err := writeFileAtomic(filepath.Join(dir, f.name), f.write); err != nil {
 			return err
 		}
 	}
 	for _, name := range []string{"freshness.png", "freshness.svg"} {
-		if err := rep.SavePlot(filepath.Join(out, name)); err != nil {
+		if err := rep.SavePlot(filepath.Join(dir, name)); err != nil {
 			return fmt.Errorf("eval revisit: %w", err)
 		}
 	}
-	fmt.Fprintf(s.io.stdout, "wrote %s/{table.md,table.csv,report.json,freshness.png,freshness.svg}\n", out)
+	fmt.Fprintf(s.io.stdout, "wrote %s/{table.md,table.csv,report.json,freshness.png,freshness.svg}\n", dir)
 	return nil
 }
 

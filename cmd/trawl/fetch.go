@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -15,7 +14,6 @@ import (
 	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
-	"github.com/trawl/trawl/urlutil"
 )
 
 func fetchCommand(sio *stdio) *cli.Command {
@@ -96,62 +94,14 @@ Examples:
 	}
 }
 
-func parseCommand(sio *stdio) *cli.Command {
-	return &cli.Command{
-		Name:      "parse",
-		Usage:     "parse a fetched segment's content into outlinks, text and signatures",
-		ArgsUsage: "[SEGMENT]",
-		Description: `Parses the HTML (and plain text) of a segment's content and writes parse_data
-(title, outlinks with anchors, features, signatures, meta robots), parse_text
-(the visible text) and crawl_parse (the CrawlDB updates: each page's signature
-and features, and one link per outlink carrying its OPIC score share). Outlinks
-are normalized and filtered (urlfilter.* settings, --scope), at most
---max-outlinks per page. A page that fails to parse is recorded as a failure;
-it never stops the job. Without SEGMENT it parses the newest segment that was
-fetched but not parsed. The segment is locked while parse runs (a second job
-on it exits 4); parse outputs a killed parse published in part are removed
-and parsed again.
-
-Examples:
-   trawl --crawl ./crawl parse
-   trawl parse 20261121103000 --max-outlinks 200 --signature text-profile
-   trawl parse --scope host --ignore-external-links`,
-		Flags: parseFlags(),
-		Action: action(sio, func(s *session, c *cli.Context) error {
-			if c.NArg() > 1 {
-				return usageErrorf("parse: give at most one segment, got %d", c.NArg())
-			}
-			o, err := s.parseOptions()
-			if err != nil {
-				return err
-			}
-			seg, err := s.stageSegment(c, "parse", needsParse)
-			if err != nil {
-				return err
-			}
-			o.Segment = seg
-			env, err := s.jobsEnv(c)
-			if err != nil {
-				return err
-			}
-			res, err := jobs.Parse(c.Context, env, o)
-			if err != nil {
-				return jobError(err)
-			}
-			s.log.Info("parse done", "segment", seg, "parsed", res.Parsed, "failed", res.Failed,
-				"outlinks", res.Outlinks, "duration", res.Duration.Round(time.Millisecond))
-			return nil
-		}),
-	}
-}
-
 // agentMissing explains the missing user agent.
 const agentMissing = "no user agent: give --agent NAME, set $" + config.EnvAgent +
 	" or fetcher.agent in trawl.yaml (as Nutch's http.agent.name, it names your crawler to the sites it visits)"
 
 // fetchOptions returns the fetch job's options from the settings (without
 // Segment and Now); defaultAgent, if not empty, is the agent when none is
-// configured.
+// configured. The settings' defaults are jobs.DefaultFetchOptions(); a
+// setting whose 0 (or -1) means none sets the option's No... field.
 func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 	cfg := s.cfg
 	o := jobs.FetchOptions{
@@ -174,17 +124,8 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		ThroughputThreshold:  cfg.Float(config.FetcherThroughputThreshold),
 		ThroughputCheckAfter: cfg.Duration(config.FetcherThroughputCheckAfter),
 		ThroughputRetries:    cfg.Int(config.FetcherThroughputRetries),
-		StallTimeout:         cfg.Duration(config.FetcherStallTimeout),
-	}
-	if o.StallTimeout == 0 && cfg.String(config.EngineName) == "hadoop" {
-		// As Nutch derives its hung-threads timeout from the task
-		// timeout: a fetch task ends on its own, keeping what it
-		// fetched, long before Hadoop would kill it.
-		timeout := cfg.Duration(config.EngineHadoopTaskTimeout)
-		if timeout <= 0 {
-			timeout = 10 * time.Minute // mapreduce.task.timeout's default
-		}
-		o.StallTimeout = timeout / 2
+		StallTimeout:         s.fetchStallTimeout(),
+		ProgressInterval:     cfg.Duration(config.EngineProgressInterval),
 	}
 	if o.Agent == "" {
 		o.Agent = defaultAgent
@@ -192,78 +133,74 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 	if o.Agent == "" {
 		return o, usageErrorf("fetch: %s", agentMissing)
 	}
-	switch {
-	case o.ServerDelay < 0:
-		return o, usageErrorf("%s must be >= 0", config.FetcherServerDelay)
-	case o.ServerDelay == 0:
-		o.ServerDelay = -1 // the job's "none"; its 0 means the default
+	if err := checkFetchSettings(o); err != nil {
+		return o, err
 	}
-	switch {
-	case o.MaxCrawlDelay == 0:
-		return o, usageErrorf("%s must be positive, or negative for no cap", config.FetcherMaxCrawlDelay)
-	case o.MaxConnections < 1:
-		return o, usageErrorf("%s must be >= 1, not %d", config.FetcherMaxConnections, o.MaxConnections)
-	case o.ConnectTimeout <= 0:
-		return o, usageErrorf("%s must be > 0", config.FetcherConnectTimeout)
-	case o.ReadTimeout <= 0:
-		return o, usageErrorf("%s must be > 0", config.FetcherReadTimeout)
-	case o.ContentLimit < 1:
-		return o, usageErrorf("%s must be at least 1 byte", config.FetcherContentLimit)
-	case o.FollowRedirects < 0:
-		return o, usageErrorf("%s must be >= 0, not %d", config.FetcherFollowRedirects, o.FollowRedirects)
-	case o.TimeLimit < 0:
-		return o, usageErrorf("%s must be >= 0", config.FetcherTimeLimit)
-	case o.MaxExceptionsPerHost == 0 || o.MaxExceptionsPerHost < -1:
-		return o, usageErrorf("%s must be positive or -1 (never leave a host), not %d", config.FetcherMaxExceptionsPerHost, o.MaxExceptionsPerHost)
-	case o.ThroughputThreshold < 0:
-		return o, usageErrorf("%s must be >= 0 (0: no minimum), not %g", config.FetcherThroughputThreshold, o.ThroughputThreshold)
-	case o.ThroughputCheckAfter <= 0:
-		return o, usageErrorf("%s must be > 0", config.FetcherThroughputCheckAfter)
-	case o.ThroughputRetries < 1:
-		return o, usageErrorf("%s must be >= 1, not %d", config.FetcherThroughputRetries, o.ThroughputRetries)
+	// The settings' "none": fetcher.serverDelay 0, fetcher.maxCrawlDelay
+	// negative, fetcher.maxExceptionsPerHost -1, engine.progressInterval
+	// 0 or negative (no progress lines from the fetch tasks).
+	o.NoServerDelay = o.ServerDelay == 0
+	if o.MaxCrawlDelay < 0 {
+		o.MaxCrawlDelay, o.NoCrawlDelayCap = 0, true
 	}
-	for _, d := range o.DNSServers {
-		if strings.ContainsAny(d, " /") {
-			return o, usageErrorf("%s: %q is not host:port or host", config.FetcherDNSServers, d)
-		}
+	if o.MaxExceptionsPerHost == -1 {
+		o.MaxExceptionsPerHost, o.NoExceptionLimit = 0, true
+	}
+	if o.ProgressInterval <= 0 {
+		o.ProgressInterval, o.NoProgressLog = 0, true
 	}
 	dns, err := s.resolverConfig()
 	if err != nil {
 		return o, err
 	}
 	o.DNS = dns
-	o.ProgressInterval = cfg.Duration(config.EngineProgressInterval)
-	if o.ProgressInterval <= 0 {
-		o.ProgressInterval = -1
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("fetch: fetcher.* settings: %w", err)
 	}
 	return o, nil
 }
 
-// parseOptions returns the parse job's options from the settings (without
-// Segment).
-func (s *session) parseOptions() (jobs.ParseOptions, error) {
+// checkFetchSettings checks the fetcher.* settings where they are stricter
+// than FetchOptions.Validate: a setting spells its default out, so a 0
+// that FetchOptions would take for its default is an error here, and so
+// is a negative value where the setting knows no "none".
+func checkFetchSettings(o jobs.FetchOptions) error {
+	switch {
+	case o.MaxCrawlDelay == 0:
+		return usageErrorf("%s must be positive, or negative for no cap", config.FetcherMaxCrawlDelay)
+	case o.MaxConnections < 1:
+		return usageErrorf("%s must be >= 1, not %d", config.FetcherMaxConnections, o.MaxConnections)
+	case o.ConnectTimeout <= 0:
+		return usageErrorf("%s must be > 0", config.FetcherConnectTimeout)
+	case o.ReadTimeout <= 0:
+		return usageErrorf("%s must be > 0", config.FetcherReadTimeout)
+	case o.ContentLimit < 1:
+		return usageErrorf("%s must be at least 1 byte", config.FetcherContentLimit)
+	case o.MaxExceptionsPerHost == 0 || o.MaxExceptionsPerHost < -1:
+		return usageErrorf("%s must be positive or -1 (never leave a host), not %d", config.FetcherMaxExceptionsPerHost, o.MaxExceptionsPerHost)
+	case o.ThroughputCheckAfter <= 0:
+		return usageErrorf("%s must be > 0", config.FetcherThroughputCheckAfter)
+	case o.ThroughputRetries < 1:
+		return usageErrorf("%s must be >= 1, not %d", config.FetcherThroughputRetries, o.ThroughputRetries)
+	}
+	return nil
+}
+
+// fetchStallTimeout is fetcher.stallTimeout; with the Hadoop engine, 0
+// means half the Hadoop task timeout: as Nutch derives its hung-threads
+// timeout from the task timeout, a fetch task ends on its own, keeping
+// what it fetched, long before Hadoop would kill it.
+func (s *session) fetchStallTimeout() time.Duration {
 	cfg := s.cfg
-	filters, err := s.filters()
-	if err != nil {
-		return jobs.ParseOptions{}, err
+	d := cfg.Duration(config.FetcherStallTimeout)
+	if d != 0 || cfg.String(config.EngineName) != "hadoop" {
+		return d
 	}
-	scope, err := urlutil.ParseScope(cfg.String(config.URLFilterScope))
-	if err != nil {
-		return jobs.ParseOptions{}, usageErrorf("%s: %w", config.URLFilterScope, err)
+	timeout := cfg.Duration(config.EngineHadoopTaskTimeout)
+	if timeout <= 0 {
+		timeout = 10 * time.Minute // mapreduce.task.timeout's default
 	}
-	o := jobs.ParseOptions{
-		MaxOutlinks:         cfg.Int(config.ParserMaxOutlinks),
-		Filters:             filters,
-		Scope:               scope,
-		Signature:           cfg.String(config.ParserSignature),
-		IgnoreInternalLinks: cfg.Bool(config.ParserIgnoreInternalLinks),
-		IgnoreExternalLinks: cfg.Bool(config.ParserIgnoreExternalLinks),
-		ParseTruncated:      !cfg.Bool(config.ParserSkipTruncated),
-	}
-	if o.MaxOutlinks < -1 || o.MaxOutlinks == 0 {
-		return o, usageErrorf("%s must be at least 1, or -1 (no limit), not %d", config.ParserMaxOutlinks, o.MaxOutlinks)
-	}
-	return o, nil
+	return timeout / 2
 }
 
 // segmentNeed tells whether a segment (a path in fsys) needs a stage.

@@ -21,7 +21,8 @@ at most --max-per-host per host (or domain, --count-mode) and at
 most --topN in all, and writes them to a new segment's crawl_generate,
 partitioned into --num-fetchers parts, one per fetch task. Prints the
 segment's path on stdout. URLs in segments that updatedb has not merged yet
-(for up to generate.delay) are not selected again.
+(for up to generate.delay) are not selected again, nor are URLs that dedup
+marked db_duplicate.
 
 --partition-mode (Nutch's partition.url.mode) is what the parts are made by:
 host (the default), registered domain, or ip: the hosts of one IP address go
@@ -71,7 +72,8 @@ Examples:
 
 // partitionOptions sets generate's partition mode from the settings and,
 // to partition by IP, its resolver from the fetcher's DNS settings (the
-// servers of fetcher.dnsServers, the fetcher.dns.* configuration).
+// servers of fetcher.dnsServers, the fetcher.dns.* configuration);
+// GenerateOptions.Validate checks them.
 func (s *session) partitionOptions(o *jobs.GenerateOptions) error {
 	o.PartitionMode = s.cfg.String(config.GeneratePartitionMode)
 	if o.PartitionMode != jobs.PartitionIP {
@@ -88,12 +90,5 @@ func (s *session) partitionOptions(o *jobs.GenerateOptions) error {
 		return err
 	}
 	o.DNS = dns
-	check := dns
-	if len(o.DNSServers) > 0 {
-		check.Servers = o.DNSServers
-	}
-	if err := check.Validate(); err != nil {
-		return usageErrorf("%s %s: %w", config.GeneratePartitionMode, jobs.PartitionIP, err)
-	}
 	return nil
 }

@@ -5,12 +5,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,16 +21,52 @@ import (
 	"github.com/trawl/trawl/simweb"
 )
 
-// fakeHadoopHome builds the Hadoop Streaming emulator (package streamemu)
-// as HOME/bin/hadoop and bin/mapred, with an empty streaming jar where a
+// emulator is the Hadoop Streaming emulator, built once per test binary
+// (into the directory of the trawl binaries) by emulatorBinary.
+var emulator struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// emulatorBinary builds the emulator on its first call and returns its
+// path.
+func emulatorBinary() (string, error) {
+	emulator.once.Do(func() {
+		emulator.path = filepath.Join(filepath.Dir(binPath), "hadoop")
+		cmd := exec.Command("go", "build", "-o", emulator.path, "github.com/trawl/trawl/hadoop/streamemu/cmd/hadoop")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			emulator.err = fmt.Errorf("building the emulator: %v\n%s", err, out)
+		}
+	})
+	return emulator.path, emulator.err
+}
+
+// fakeHadoopHome puts the Hadoop Streaming emulator (package streamemu)
+// at HOME/bin/hadoop and bin/mapred, with an empty streaming jar where a
 // Hadoop distribution keeps it, and returns HOME.
 func fakeHadoopHome(t *testing.T) string {
 	t.Helper()
 	home := t.TempDir()
 	bin := filepath.Join(home, "bin", "hadoop")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/trawl/trawl/hadoop/streamemu/cmd/hadoop")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the emulator: %v\n%s", err, out)
+	built, err := emulatorBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link, not a symbolic one: the emulator finds HOME from its
+	// own path.
+	if err := os.Link(built, bin); err != nil {
+		data, rerr := os.ReadFile(built)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		writeTestFile(t, bin, string(data))
+		if err := os.Chmod(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.Symlink("hadoop", filepath.Join(home, "bin", "mapred")); err != nil {
 		t.Fatal(err)
@@ -82,6 +120,7 @@ func roundSummary(stdout string) []string {
 // and nothing may be left in the crawl directory. It logs the time each
 // engine took, and the emulated submission's overhead per job.
 func TestCrawlHadoopEngine(t *testing.T) {
+	t.Parallel()
 	home := fakeHadoopHome(t)
 	r := newRunner(t)
 	r.bin = plainBinPath // many task processes: data races are the unit tests' business
@@ -223,6 +262,7 @@ func countCPUs() int { return defaultParallelism() }
 // command or streaming jar is a usage error naming where trawl looked;
 // $TRAWL_ENGINE selects the engine.
 func TestHadoopEngineCommandLine(t *testing.T) {
+	t.Parallel()
 	home := fakeHadoopHome(t)
 	r := newRunner(t)
 	invLog := filepath.Join(r.dir, "invocations.jsonl")

@@ -33,12 +33,7 @@ Examples:
 			nowFlagDef("new URLs are due from"),
 			forceFlag(),
 		},
-		Action: action(sio, func(s *session, c *cli.Context) error {
-			if !c.Args().Present() {
-				return usageErrorf("inject: no seed file given (see trawl inject --help)")
-			}
-			return s.inject(c)
-		}),
+		Action: action(sio, (*session).inject),
 	}
 }
 

@@ -61,10 +61,9 @@ func (s *session) jobsEnv(c *cli.Context) (jobs.Env, error) {
 	if err != nil {
 		return jobs.Env{}, err
 	}
-	maxAge := s.cfg.Duration(config.LockMaxAge)
-	if maxAge == 0 {
-		maxAge = -1 // crawldb: negative disables the age test
-	}
+	// lock.maxAge 0 (or less) means no age test: only a dead holder
+	// makes a lock stale (jobs.Env.NoLockMaxAge).
+	maxAge := max(s.cfg.Duration(config.LockMaxAge), 0)
 	parts := s.cfg.Int(config.CrawlDBParts)
 	if parts < 0 {
 		return jobs.Env{}, usageErrorf("%s must be >= 0, not %d", config.CrawlDBParts, parts)
@@ -78,6 +77,7 @@ func (s *session) jobsEnv(c *cli.Context) (jobs.Env, error) {
 		KeepOldDB:  s.cfg.Bool(config.CrawlDBKeepOld),
 		Interrupt:  interruptFrom(c.Context),
 	}
+	env.NoLockMaxAge = maxAge == 0
 	if s.cfg.String(config.EngineName) != "hadoop" {
 		if dryRun(c) {
 			return jobs.Env{}, usageErrorf("--dry-run shows the commands of the Hadoop engine: give --engine hadoop too")
@@ -280,11 +280,8 @@ func nowFlag(c *cli.Context) (time.Time, error) {
 	return t, nil
 }
 
+// inject runs the inject command on the seed files its arguments name.
 func (s *session) inject(c *cli.Context) error {
-	env, err := s.jobsEnv(c)
-	if err != nil {
-		return err
-	}
 	o, err := s.injectOptions()
 	if err != nil {
 		return err
@@ -293,12 +290,20 @@ func (s *session) inject(c *cli.Context) error {
 		return err
 	}
 	o.Seeds = c.Args().Slice()
+	if err := o.Validate(); err != nil {
+		return usageErrorf("inject: %w (see trawl inject --help)", err)
+	}
+	env, err := s.jobsEnv(c)
+	if err != nil {
+		return err
+	}
 	_, err = jobs.Inject(c.Context, env, o)
 	return jobError(err)
 }
 
 // injectOptions returns inject's options from the settings (without Seeds
-// and Now).
+// and Now). The setting inject.score must be positive (InjectOptions.Score
+// 0 would mean the default); inject.maxReportedLines below 1 means 1.
 func (s *session) injectOptions() (jobs.InjectOptions, error) {
 	sched, err := s.schedule()
 	if err != nil {
@@ -309,7 +314,7 @@ func (s *session) injectOptions() (jobs.InjectOptions, error) {
 		return jobs.InjectOptions{}, err
 	}
 	score := s.cfg.Float(config.InjectScore)
-	if score <= 0 {
+	if !(score > 0) {
 		return jobs.InjectOptions{}, usageErrorf("%s must be > 0, not %g", config.InjectScore, score)
 	}
 	return jobs.InjectOptions{
@@ -341,27 +346,24 @@ func (s *session) generate(c *cli.Context, now time.Time) error {
 }
 
 // generateOptions returns generate's options from the settings (without
-// Now).
+// Now), checked by GenerateOptions.Validate.
 func (s *session) generateOptions() (jobs.GenerateOptions, error) {
 	sched, err := s.schedule()
 	if err != nil {
 		return jobs.GenerateOptions{}, err
 	}
 	o := jobs.GenerateOptions{
-		TopN:        int64(s.cfg.Int(config.GenerateTopN)),
-		MaxPerHost:  s.cfg.Int(config.GenerateMaxPerHost),
+		TopN: int64(s.cfg.Int(config.GenerateTopN)),
+		// The setting keeps Nutch's -1 for no limit; the options' is 0.
+		MaxPerHost:  max(0, s.cfg.Int(config.GenerateMaxPerHost)),
 		CountMode:   s.cfg.String(config.GenerateCountMode),
 		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
 		Delay:       s.cfg.Duration(config.GenerateDelay),
 		Schedule:    sched,
 	}
-	if o.TopN < 0 {
-		return o, usageErrorf("%s must be >= 0, not %d", config.GenerateTopN, o.TopN)
-	}
-	if o.NumFetchers < 1 || o.NumFetchers > mapreduce.MaxReduce {
-		return o, usageErrorf("%s must be between 1 and %d, not %d", config.GenerateNumFetchers, mapreduce.MaxReduce, o.NumFetchers)
-	}
-	if o.Delay <= 0 {
+	if o.Delay == 0 {
+		// The options' 0 is the default delay; the setting's would mean
+		// no hold at all, which generate does not offer.
 		return o, usageErrorf("%s must be > 0", config.GenerateDelay)
 	}
 	if s.cfg.Bool(config.GenerateFilter) {
@@ -371,6 +373,9 @@ func (s *session) generateOptions() (jobs.GenerateOptions, error) {
 	}
 	if err := s.partitionOptions(&o); err != nil {
 		return o, err
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("generate: %w", err)
 	}
 	return o, nil
 }
@@ -395,32 +400,35 @@ func (s *session) updatedb(c *cli.Context) error {
 		o.Segments = append(o.Segments, u)
 	}
 	o.Remerge = c.Bool("remerge")
+	if err := o.Validate(); err != nil {
+		return usageErrorf("updatedb: %w", err)
+	}
 	_, err = jobs.UpdateDB(c.Context, env, o)
 	return jobError(err)
 }
 
 // updateOptions returns updatedb's options from the settings (without
-// Segments, Now and Remerge).
+// Segments, Now and Remerge), checked (see countSetting).
 func (s *session) updateOptions() (jobs.UpdateOptions, error) {
 	sched, err := s.schedule()
 	if err != nil {
 		return jobs.UpdateOptions{}, err
 	}
-	retry := s.cfg.Int(config.UpdateRetryMax)
-	if retry < 1 {
-		return jobs.UpdateOptions{}, usageErrorf("%s must be >= 1, not %d", config.UpdateRetryMax, retry)
-	}
-	inl := s.cfg.Int(config.UpdateMaxInlinks)
-	if inl == 0 || inl < -1 {
-		return jobs.UpdateOptions{}, usageErrorf("%s must be positive or -1 (no limit), not %d", config.UpdateMaxInlinks, inl)
-	}
-	return jobs.UpdateOptions{
+	o := jobs.UpdateOptions{
 		NoAdditions: !s.cfg.Bool(config.UpdateAdditions),
-		RetryMax:    retry,
-		MaxInlinks:  inl,
 		PurgeGone:   s.cfg.Bool(config.UpdatePurgeGone),
 		Schedule:    sched,
-	}, nil
+	}
+	if o.RetryMax, _, err = countSetting(config.UpdateRetryMax, s.cfg.Int(config.UpdateRetryMax), false); err != nil {
+		return o, err
+	}
+	if o.MaxInlinks, o.NoInlinkLimit, err = countSetting(config.UpdateMaxInlinks, s.cfg.Int(config.UpdateMaxInlinks), true); err != nil {
+		return o, err
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("updatedb settings (%s, %s): %w", config.UpdateRetryMax, config.UpdateMaxInlinks, err)
+	}
+	return o, nil
 }
 
 func defaultParallelism() int { return runtime.GOMAXPROCS(0) }

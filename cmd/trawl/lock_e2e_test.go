@@ -44,6 +44,7 @@ func deadPID(t *testing.T) int {
 // file systems without OS locks, stale holders and lock.maxAge, are tested
 // in package crawldb.)
 func TestLock(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	writeTestFile(t, filepath.Join(r.dir, "seeds.txt"), "http://a.test/\nhttp://b.test/\n")

@@ -172,6 +172,7 @@ func commandPaths(prefix []string, cmds []*cli.Command) [][]string {
 }
 
 func TestHelpHasExamples(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	app := newApp(&stdio{})
 	paths := append([][]string{{}}, commandPaths(nil, app.Commands)...)
@@ -190,6 +191,7 @@ func TestHelpHasExamples(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	for _, tc := range []struct {
 		args []string
@@ -216,6 +218,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	res := r.ok("version")
 	if !strings.HasPrefix(res.stdout, "trawl ") || !strings.Contains(res.stdout, "go1.") {
@@ -226,6 +229,7 @@ func TestVersion(t *testing.T) {
 // TestConfigPrecedence runs `trawl config` with a setting given by each
 // source and checks the value and source it reports.
 func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	writeTestFile(t, filepath.Join(r.dir, "trawl.yaml"), "generate:\n  topN: 10\n  maxPerHost: 7\nengine.memory: 64MiB\nlog.level: warn\n")
 	other := filepath.Join(r.dir, "other.yaml")

@@ -17,10 +17,21 @@ Examples:
    trawl readdb top 20
    trawl readdb clusters`,
 		Subcommands: []*cli.Command{
-			{
-				Name:  "stats",
-				Usage: "counts by status, score and interval statistics",
-				Description: `Prints the number of URLs by status, score, fetch interval and retry
+			readdbStatsCommand(sio),
+			readdbDumpCommand(sio),
+			readdbURLCommand(sio),
+			readdbTopCommand(sio),
+			readdbClustersCommand(sio),
+		},
+	}
+}
+
+// readdbStatsCommand is trawl readdb stats.
+func readdbStatsCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "stats",
+		Usage: "counts by status, score and interval statistics",
+		Description: `Prints the number of URLs by status, score, fetch interval and retry
 statistics, schedule sources and the number of hosts, in the style of Nutch's
 readdb -stats. --sort adds the URL count of every host; --json prints the same
 as one JSON object.
@@ -29,18 +40,22 @@ Examples:
    trawl --crawl ./crawl readdb stats
    trawl readdb stats --sort
    trawl readdb stats --json | jq .status`,
-				Flags: []cli.Flag{
-					&cli.BoolFlag{Name: "sort", Usage: "also list URL counts per host, largest first"},
-					&cli.BoolFlag{Name: "json", Usage: "print JSON"},
-				},
-				Action: action(sio, func(s *session, c *cli.Context) error {
-					return s.readdbStats(c)
-				}),
-			},
-			{
-				Name:  "dump",
-				Usage: "write CrawlDB rows as CSV, JSON lines or Parquet",
-				Description: `Writes every CrawlDB row (or those with --status, whose URL matches --regex,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "sort", Usage: "also list URL counts per host, largest first"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+		},
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			return s.readdbStats(c)
+		}),
+	}
+}
+
+// readdbDumpCommand is trawl readdb dump.
+func readdbDumpCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:  "dump",
+		Usage: "write CrawlDB rows as CSV, JSON lines or Parquet",
+		Description: `Writes every CrawlDB row (or those with --status, whose URL matches --regex,
 up to --limit) to stdout or --output. CSV has a header row; JSON is one object
 per line; Parquet has the CrawlDB's own schema.
 
@@ -48,56 +63,61 @@ Examples:
    trawl readdb dump --format csv > crawldb.csv
    trawl readdb dump --format json --status db_fetched --regex '^https://example\.com/' --limit 100
    trawl readdb dump --format parquet --output crawldb.parquet`,
-				Flags: []cli.Flag{
-					&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line) or parquet"},
-					&cli.StringFlag{Name: "status", Usage: "only rows with status `S` (db_unfetched, db_fetched, ...)"},
-					&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
-					&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
-					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
-				},
-				Action: action(sio, func(s *session, c *cli.Context) error {
-					switch f := c.String("format"); f {
-					case "csv", "json", "parquet":
-					default:
-						return usageErrorf("readdb dump: --format must be csv, json or parquet, not %q", f)
-					}
-					return s.readdbDump(c)
-				}),
-			},
-			{
-				Name:      "url",
-				Usage:     "print the CrawlDB row of one URL",
-				ArgsUsage: "URL",
-				Description: `Prints the CrawlDB row of URL (normalized first, as inject does) as JSON.
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line) or parquet"},
+			&cli.StringFlag{Name: "status", Usage: "only rows with status `S` (db_unfetched, db_fetched, ...)"},
+			&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
+			&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+		},
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			switch f := c.String("format"); f {
+			case "csv", "json", "parquet":
+			default:
+				return usageErrorf("readdb dump: --format must be csv, json or parquet, not %q", f)
+			}
+			return s.readdbDump(c)
+		}),
+	}
+}
+
+// readdbURLCommand is trawl readdb url.
+func readdbURLCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "url",
+		Usage:     "print the CrawlDB row of one URL",
+		ArgsUsage: "URL",
+		Description: `Prints the CrawlDB row of URL (normalized first, as inject does) as JSON.
 Exits with status 1 when the URL is not in the CrawlDB.
 
 Examples:
    trawl --crawl ./crawl readdb url https://example.com/
    trawl readdb url 'HTTP://Example.COM:80/a/../b' | jq .status`,
-				Action: action(sio, func(s *session, c *cli.Context) error {
-					if c.NArg() != 1 {
-						return usageErrorf("readdb url: give exactly one URL")
-					}
-					return s.readdbURL(c)
-				}),
-			},
-			{
-				Name:      "top",
-				Usage:     "print the N URLs with the highest scores",
-				ArgsUsage: "N",
-				Description: `Prints the N URLs with the highest scores, best first, as "score<TAB>url"
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("readdb url: give exactly one URL")
+			}
+			return s.readdbURL(c)
+		}),
+	}
+}
+
+// readdbTopCommand is trawl readdb top.
+func readdbTopCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "top",
+		Usage:     "print the N URLs with the highest scores",
+		ArgsUsage: "N",
+		Description: `Prints the N URLs with the highest scores, best first, as "score<TAB>url"
 lines (ties in URL order).
 
 Examples:
    trawl --crawl ./crawl readdb top 10`,
-				Action: action(sio, func(s *session, c *cli.Context) error {
-					if c.NArg() != 1 {
-						return usageErrorf("readdb top: give N, the number of URLs")
-					}
-					return s.readdbTop(c)
-				}),
-			},
-			readdbClustersCommand(sio),
-		},
+		Action: action(sio, func(s *session, c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErrorf("readdb top: give N, the number of URLs")
+			}
+			return s.readdbTop(c)
+		}),
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/internal/jsonrec"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -38,7 +39,7 @@ func stageOf[T any](dir string) stage {
 		dump: func(fsys storage.FS, path string, limit int64, w io.Writer) error {
 			var n int64
 			var buf []byte
-			enc := newRecordEncoder[T]()
+			enc := jsonrec.New[T](jsonrec.Options{})
 			return eachPart[T](fsys, path, func(r *parquetio.Reader[T]) (bool, error) {
 				for rec, err := range r.All() {
 					if err != nil {
@@ -48,7 +49,7 @@ func stageOf[T any](dir string) stage {
 						return false, nil
 					}
 					n++
-					buf = enc.append(buf[:0], rec, [2]string{"dir", dir})
+					buf = enc.Append(buf[:0], &rec, [2]string{"dir", dir})
 					buf = append(buf, '\n')
 					if _, err := w.Write(buf); err != nil {
 						return false, err

@@ -38,6 +38,7 @@ func writeParts[T any](t *testing.T, dir string, rows []T, per int) {
 func pad5(n int) string { return fmt.Sprintf("%05d", n) }
 
 func TestReadseg(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	seg := filepath.Join(crawl, "segments", "20261121103000")

@@ -98,7 +98,10 @@ func printResolverStats(sio *stdio, r *resolver.Resolver) {
 
 // resolverConfig returns the DNS resolver's configuration from the
 // fetcher.dns.* settings, without its servers (fetcher.dnsServers, which
-// the fetch job passes on its own).
+// the fetch job passes on its own). A setting of 0 for the negative TTL
+// or the retries means none, said by the resolver's NoNegativeCache and
+// NoRetries (its zero values mean its defaults, which equal the
+// settings' defaults).
 func (s *session) resolverConfig() (resolver.Config, error) {
 	cfg := s.cfg
 	c := resolver.Config{
@@ -109,6 +112,8 @@ func (s *session) resolverConfig() (resolver.Config, error) {
 		Retries:       cfg.Int(config.FetcherDNSRetries),
 		IPv6:          cfg.Bool(config.FetcherDNSIPv6),
 	}
+	c.NoNegativeCache = c.NegativeTTL == 0
+	c.NoRetries = c.Retries == 0
 	switch {
 	case c.CacheSize == 0 || c.CacheSize < -1:
 		return c, usageErrorf("%s must be positive, or -1 for no cache, not %d", config.FetcherDNSCacheSize, c.CacheSize)
@@ -120,12 +125,6 @@ func (s *session) resolverConfig() (resolver.Config, error) {
 		return c, usageErrorf("%s must be > 0", config.FetcherDNSTimeout)
 	case c.Retries < 0:
 		return c, usageErrorf("%s must be >= 0, not %d", config.FetcherDNSRetries, c.Retries)
-	}
-	if c.NegativeTTL == 0 {
-		c.NegativeTTL = -1 // the resolver's "none"; its 0 means the default
-	}
-	if c.Retries == 0 {
-		c.Retries = -1
 	}
 	return c, nil
 }

@@ -92,6 +92,7 @@ func junk(t *testing.T, dir string) []string {
 // runs): the second exits 4 at once naming the first, which completes
 // with a crawl_fetch row per URL and a content row per fetched page.
 func TestFetchTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	srv, seeds := slowWeb(t, r.dir, 2, 40)
 	crawl := filepath.Join(r.dir, "crawl")
@@ -268,6 +269,7 @@ func TestCrawlInterruptKeepsFetched(t *testing.T) {
 // pages (they stay db_unfetched, and the output says which flag allows
 // them), so the rerun with --allow-private fetches them.
 func TestCrawlPrivateRefusedThenAllowed(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	srv, seeds := serveWeb(t, r.dir, simweb.Config{Seed: 2, Hosts: 5, Pages: 40})
 	crawl := filepath.Join(r.dir, "crawl")

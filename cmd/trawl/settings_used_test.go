@@ -17,6 +17,7 @@ import (
 // TestEverySettingIsUsed checks that every setting in config's table is
 // read by the CLI: a setting nothing reads would silently do nothing.
 func TestEverySettingIsUsed(t *testing.T) {
+	t.Parallel()
 	// Map each setting name to its constant in config/settings.go.
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, filepath.Join("..", "..", "config", "settings.go"), nil, 0)
@@ -75,6 +76,7 @@ func TestEverySettingIsUsed(t *testing.T) {
 // TestSettingsReachJobs checks, with the binary, that settings from each
 // source change what the jobs do.
 func TestSettingsReachJobs(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	crawl := filepath.Join(r.dir, "crawl")
 	var seeds strings.Builder

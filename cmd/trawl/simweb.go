@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +17,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
 	"github.com/trawl/trawl/simweb"
+	"github.com/trawl/trawl/storage"
 )
 
 func simwebCommand(sio *stdio) *cli.Command {
@@ -241,8 +248,20 @@ func (s *session) simwebServe(c *cli.Context) error {
 	if err := writeSeeds(seeds, srv.Seeds()); err != nil {
 		return withCode(exitFailure, err)
 	}
+	s.printSimwebServe(srv, w, seeds, c.Bool("ip-per-host"))
+	<-c.Context.Done()
+	s.log.Info("stopping the synthetic web", "requests", srv.AccessLog().Len())
+	if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+		return withCode(exitFailure, fmt.Errorf("simweb: %w", err))
+	}
+	return nil
+}
+
+// printSimwebServe prints where a served web is and how to crawl it.
+func (s *session) printSimwebServe(srv *simweb.Server, w *simweb.Web, seeds string, ipPerHost bool) {
+	cfg := w.Config()
 	out := s.io.stdout
-	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s\n", w.Config().Seed, w.Config().Hosts, w.NumPages(), w.Config().Hazards)
+	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s\n", cfg.Seed, cfg.Hosts, w.NumPages(), cfg.Hazards)
 	fmt.Fprintf(out, "http:   %s\n", srv.HTTPAddr())
 	if srv.DNSAddr() != "" {
 		fmt.Fprintf(out, "dns:    %s (udp and tcp)\n", srv.DNSAddr())
@@ -250,7 +269,7 @@ func (s *session) simwebServe(c *cli.Context) error {
 	fmt.Fprintf(out, "seeds:  %s (%d URLs)\n", seeds, len(srv.Seeds()))
 	fmt.Fprintf(out, "clock:  %s (POST http://%s/_simweb/clock?advance=1d)\n", srv.Now().Format(time.RFC3339), srv.HTTPAddr())
 	crawlCmd := fmt.Sprintf("trawl crawl --seeds %s --allow-private --agent trawl-demo --server-delay 100ms", seeds)
-	if srv.DNSAddr() != "" && !c.Bool("ip-per-host") {
+	if srv.DNSAddr() != "" && !ipPerHost {
 		crawlCmd += " --dns-server " + srv.DNSAddr()
 	}
 	fmt.Fprintf(out, "crawl:  %s --rounds 3 --days-per-round 1 --now %s --clock-url http://%s/_simweb/clock\n",
@@ -259,12 +278,6 @@ func (s *session) simwebServe(c *cli.Context) error {
 	if f, ok := out.(interface{ Sync() error }); ok {
 		_ = f.Sync()
 	}
-	<-c.Context.Done()
-	s.log.Info("stopping the synthetic web", "requests", srv.AccessLog().Len())
-	if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-		return withCode(exitFailure, fmt.Errorf("simweb: %w", err))
-	}
-	return nil
 }
 
 func (s *session) simwebTruth(c *cli.Context) error {
@@ -319,6 +332,191 @@ func writeFileWith(path string, write func(*os.File) error) error {
 	if err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// startSimweb generates and serves the synthetic web of `trawl crawl
+// --simweb` in process and sets the crawl's options for it. cleanup stops
+// the server and removes the seed file.
+func (s *session) startSimweb(c *cli.Context, o *jobs.CrawlOptions) (srv *simweb.Server, cleanup func(), err error) {
+	cfg, err := simwebConfig(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Float64("latency") < 0 {
+		return nil, nil, usageErrorf("--latency must be >= 0")
+	}
+	w, err := simweb.New(cfg)
+	if err != nil {
+		return nil, nil, withCode(exitFailure, err)
+	}
+	var cl cleanups
+	srv, err = s.serveCrawlSimweb(c, w, &cl)
+	if err == nil && len(o.Seeds) == 0 {
+		var seeds string
+		seeds, err = tempSeedFile(srv.Seeds(), &cl)
+		o.Seeds = []string{seeds}
+	}
+	if err != nil {
+		cl.run()
+		return nil, nil, withCode(exitFailure, err)
+	}
+	s.crawlSimwebOptions(o, srv, cfg)
+	s.log.Info("synthetic web served in process", "hosts", cfg.Hosts, "urls", w.NumPages(), "http", srv.HTTPAddr(),
+		"dns", srv.DNSAddr(), "hazards", cfg.Hazards.String(), "agent", o.Fetch.Agent, "server_delay", o.Fetch.ServerDelay,
+		"time_limit", o.Fetch.TimeLimit)
+	fmt.Fprintf(s.io.stdout, "simweb: %d hosts, %d URLs on http://%s (DNS %s); %d seeds; %g simulated days per round\n",
+		cfg.Hosts, w.NumPages(), srv.HTTPAddr(), srv.DNSAddr(), len(srv.Seeds()), o.RoundInterval.Hours()/24)
+	return srv, cl.run, nil
+}
+
+// cleanups are functions run in reverse order, as deferred calls are.
+type cleanups []func()
+
+func (cl *cleanups) add(f func()) { *cl = append(*cl, f) }
+
+func (cl *cleanups) run() {
+	for i := len(*cl) - 1; i >= 0; i-- {
+		(*cl)[i]()
+	}
+	*cl = nil
+}
+
+// serveCrawlSimweb serves w on loopback with its DNS server, writing the
+// access log of --access-log, and records the web it serves in the crawl
+// directory. What it opens is closed by cl.
+func (s *session) serveCrawlSimweb(c *cli.Context, w *simweb.Web, cl *cleanups) (*simweb.Server, error) {
+	opts := simweb.ServeOptions{HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Latency: c.Float64("latency"),
+		Logger: s.log.With("component", "simweb")}
+	if p := c.String("access-log"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			return nil, fmt.Errorf("--access-log: %w", err)
+		}
+		cl.add(func() { f.Close() })
+		opts.AccessLogJSONL = f
+	}
+	// URLs name the server's port: serve on the port an earlier --simweb
+	// crawl of this directory used, if free, so its URLs stay valid.
+	cfg := w.Config()
+	rec := simwebRecord{Seed: cfg.Seed, Hosts: cfg.Hosts, Pages: cfg.Pages, Hazards: cfg.Hazards.String()}
+	prev, err := s.readSimwebRecord()
+	if err != nil {
+		return nil, err
+	}
+	if prev.HTTP != "" {
+		if prev.Seed != rec.Seed || prev.Hosts != rec.Hosts || prev.Pages != rec.Pages || prev.Hazards != rec.Hazards {
+			s.log.Warn("this crawl directory crawled a different synthetic web before", "file", s.crawlPath(simwebRecordFile),
+				"was", fmt.Sprintf("seed %d, %d hosts, %d pages, hazards %s", prev.Seed, prev.Hosts, prev.Pages, prev.Hazards))
+		}
+		opts.HTTPAddr = prev.HTTP
+	}
+	// The server outlives the command's context: it must keep serving
+	// while an interrupted job cleans up.
+	ctx := context.WithoutCancel(c.Context)
+	srv, err := w.Serve(ctx, opts)
+	if err != nil && prev.HTTP != "" {
+		s.log.Warn("the synthetic web's earlier port is taken: URLs of the earlier crawl will fail", "addr", prev.HTTP, "err", err)
+		opts.HTTPAddr = "127.0.0.1:0"
+		srv, err = w.Serve(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cl.add(func() { srv.Close() })
+	rec.HTTP = srv.HTTPAddr()
+	return srv, s.writeSimwebRecord(rec)
+}
+
+// tempSeedFile writes urls to a temporary seed file, removed by cl, and
+// returns its name.
+func tempSeedFile(urls []string, cl *cleanups) (string, error) {
+	f, err := os.CreateTemp("", "trawl-simweb-seeds-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	cl.add(func() { os.Remove(f.Name()) })
+	_, err = f.WriteString(strings.Join(urls, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("seed file: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// crawlSimwebOptions points the crawl at srv: private addresses allowed,
+// its DNS server, the demo's politeness where the settings leave it at its
+// default, and the web's clock moved with the rounds (from its epoch
+// unless --now is given).
+func (s *session) crawlSimwebOptions(o *jobs.CrawlOptions, srv *simweb.Server, cfg simweb.Config) {
+	o.Fetch.AllowPrivate = true
+	o.Fetch.DNSServers = []string{srv.DNSAddr()}
+	o.Generate.DNSServers = o.Fetch.DNSServers // for --partition-mode ip
+	if !s.settingSet(config.FetcherServerDelay) {
+		o.Fetch.ServerDelay = demoServerDelay
+	}
+	if !s.settingSet(config.FetcherTimeLimit) {
+		o.Fetch.TimeLimit = demoTimeLimit
+	}
+	if o.Now.IsZero() {
+		o.Start = cfg.Epoch
+	}
+	o.SetClock = func(_ context.Context, t time.Time) error { return srv.SetClock(t, 0) }
+}
+
+// simwebRecordFile, in the crawl directory, records the synthetic web an
+// earlier `crawl --simweb` served, so that the next one serves it on the
+// same port.
+const simwebRecordFile = "simweb.json"
+
+// simwebRecord is the content of simwebRecordFile.
+type simwebRecord struct {
+	HTTP    string `json:"http"`
+	Seed    uint64 `json:"seed"`
+	Hosts   int    `json:"hosts"`
+	Pages   int    `json:"pages"`
+	Hazards string `json:"hazards"`
+}
+
+func (s *session) readSimwebRecord() (simwebRecord, error) {
+	var rec simwebRecord
+	uri := s.crawlPath(simwebRecordFile)
+	fsys, p, err := s.resolve(uri)
+	if err != nil {
+		return rec, err
+	}
+	data, err := storage.ReadFile(fsys, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return rec, fmt.Errorf("read %s: %w", uri, err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		s.log.Warn("ignoring an unreadable record of the synthetic web", "file", uri, "err", err)
+		return simwebRecord{}, nil
+	}
+	return rec, nil
+}
+
+func (s *session) writeSimwebRecord(rec simwebRecord) error {
+	uri := s.crawlPath(simwebRecordFile)
+	fsys, p, err := s.resolve(uri)
+	if err != nil {
+		return err
+	}
+	if err := fsys.MkdirAll(path.Dir(p)); err != nil {
+		return fmt.Errorf("create %s: %w", s.crawl(), err)
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := storage.WriteFileAtomic(fsys, p, append(data, '\n')); err != nil {
+		return fmt.Errorf("write %s: %w", uri, err)
 	}
 	return nil
 }

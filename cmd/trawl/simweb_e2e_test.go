@@ -22,6 +22,7 @@ import (
 // with the same flags and the server's port, and stops the server with
 // SIGINT.
 func TestSimwebServeAndTruth(t *testing.T) {
+	t.Parallel()
 	r := newRunner(t)
 	seeds := filepath.Join(r.dir, "seeds.txt")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -51,7 +51,7 @@ Examples:
 				res = hdfs.Register(storage.NewResolver(), hdfs.Options{Env: sio.env, User: u, Logger: s.log})
 				defer res.Close()
 			}
-			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.RegistryWith(res), phase,
+			return withCode(exitFailure, mapreduce.RunStreamingTask(c.Context, jobs.RegistryWith(), phase,
 				func(k string) string { return env[k] }, sio.stdin, sio.stdout, sio.stderr,
 				mapreduce.WithStorage(res),
 				mapreduce.WithTempDir(s.cfg.String(config.EngineTempDir)),

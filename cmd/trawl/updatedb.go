@@ -45,3 +45,21 @@ Examples:
 		}),
 	}
 }
+
+// countSetting maps an integer setting that has an explicit default, and
+// possibly -1 for "no limit" (when noLimitOK), to an option whose zero
+// value means the package's default and whose "no limit" is a flag of its
+// own: it returns the count and whether there is no limit. A 0 is
+// rejected, as the option would take it for the default; other values go
+// to the options' Validate.
+func countSetting(name string, v int, noLimitOK bool) (n int, noLimit bool, err error) {
+	switch {
+	case v == 0 && noLimitOK:
+		return 0, false, usageErrorf("%s must be at least 1, or -1 for no limit, not 0", name)
+	case v == 0:
+		return 0, false, usageErrorf("%s must be at least 1, not 0", name)
+	case v == -1 && noLimitOK:
+		return 0, true, nil
+	}
+	return v, false, nil
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/urlutil"
+)
+
+func parseCommand(sio *stdio) *cli.Command {
+	return &cli.Command{
+		Name:      "parse",
+		Usage:     "parse a fetched segment's content into outlinks, text and signatures",
+		ArgsUsage: "[SEGMENT]",
+		Description: `Parses the HTML (and plain text) of a segment's content and writes parse_data
+(title, outlinks with anchors, features, signatures, meta robots), parse_text
+(the visible text) and crawl_parse (the CrawlDB updates: each page's signature
+and features, and one link per outlink carrying its OPIC score share). Outlinks
+are normalized and filtered (urlfilter.* settings, --scope), at most
+--max-outlinks per page. A page that fails to parse is recorded as a failure;
+it never stops the job. Without SEGMENT it parses the newest segment that was
+fetched but not parsed. The segment is locked while parse runs (a second job
+on it exits 4); parse outputs a killed parse published in part are removed
+and parsed again.
+
+Examples:
+   trawl --crawl ./crawl parse
+   trawl parse 20261121103000 --max-outlinks 200 --signature text-profile
+   trawl parse --scope host --ignore-external-links`,
+		Flags:  parseFlags(),
+		Action: action(sio, (*session).parse),
+	}
+}
+
+// parse runs the parse command.
+func (s *session) parse(c *cli.Context) error {
+	if c.NArg() > 1 {
+		return usageErrorf("parse: give at most one segment, got %d", c.NArg())
+	}
+	o, err := s.parseOptions()
+	if err != nil {
+		return err
+	}
+	seg, err := s.stageSegment(c, "parse", needsParse)
+	if err != nil {
+		return err
+	}
+	o.Segment = seg
+	if err := o.Validate(); err != nil {
+		return usageErrorf("parse: %w", err)
+	}
+	env, err := s.jobsEnv(c)
+	if err != nil {
+		return err
+	}
+	res, err := jobs.Parse(c.Context, env, o)
+	if err != nil {
+		return jobError(err)
+	}
+	s.log.Info("parse done", "segment", seg, "parsed", res.Parsed, "failed", res.Failed,
+		"outlinks", res.Outlinks, "duration", res.Duration.Round(time.Millisecond))
+	return nil
+}
+
+// parseOptions returns the parse job's options from the settings (without
+// Segment). The setting parser.maxOutlinks is at least 1, or -1 for no
+// cap (ParseOptions.AllOutlinks).
+func (s *session) parseOptions() (jobs.ParseOptions, error) {
+	cfg := s.cfg
+	filters, err := s.filters()
+	if err != nil {
+		return jobs.ParseOptions{}, err
+	}
+	scope, err := urlutil.ParseScope(cfg.String(config.URLFilterScope))
+	if err != nil {
+		return jobs.ParseOptions{}, usageErrorf("%s: %w", config.URLFilterScope, err)
+	}
+	o := jobs.ParseOptions{
+		Filters:             filters,
+		Scope:               scope,
+		Signature:           cfg.String(config.ParserSignature),
+		IgnoreInternalLinks: cfg.Bool(config.ParserIgnoreInternalLinks),
+		IgnoreExternalLinks: cfg.Bool(config.ParserIgnoreExternalLinks),
+		ParseTruncated:      !cfg.Bool(config.ParserSkipTruncated),
+	}
+	switch n := cfg.Int(config.ParserMaxOutlinks); {
+	case n == -1:
+		o.AllOutlinks = true
+	case n >= 1:
+		o.MaxOutlinks = n
+	default:
+		return o, usageErrorf("%s must be at least 1, or -1 (no limit), not %d", config.ParserMaxOutlinks, n)
+	}
+	return o, nil
+}

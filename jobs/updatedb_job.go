@@ -1,0 +1,238 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/dbscan"
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/urlutil"
+)
+
+// segmentInput is one segment's inputs to updatedb.
+type segmentInput struct {
+	Fetch string `json:"fetch"`
+	Parse string `json:"parse,omitempty"` // "" if the segment was not parsed
+}
+
+// clusterApply is the cluster result a dynamic updatedb applies.
+type clusterApply struct {
+	// Result is the URI of the clusters/<name> directory; the job reads
+	// its assignment/ and samples/.
+	Result string `json:"result"`
+	// MaxChanges is the young-page threshold the result was clustered
+	// with: a page not in the result with at most this many changes gets
+	// cluster id -1. AnyChanges says every page was young (no threshold;
+	// MaxChanges is then 0).
+	MaxChanges int  `json:"maxChanges,omitempty"`
+	AnyChanges bool `json:"anyChanges,omitempty"`
+}
+
+// updateDB is the spec of updatedb's engine job (UpdateDB): Nutch's
+// CrawlDb job, whose reduce is CrawlDbReducer (dbMerger).
+type updateDB struct {
+	// Current is the URI of crawldb/current (missing: a new CrawlDB); Out
+	// the directory the new version is written in, in Parts parts.
+	Current string
+	Out     string
+	Parts   int
+	// Segments are the segments' inputs, at least one.
+	Segments []segmentInput
+	// Now is when URLs new from links are due.
+	Now time.Time
+	// Additions lets URLs new to the CrawlDB in.
+	Additions bool
+	// RetryMax is db.fetch.retry.max (the driver makes 0 DefaultRetryMax).
+	RetryMax int
+	// MaxInlinks bounds the links counted per URL; 0 counts them all.
+	MaxInlinks int
+	// PurgeGone drops db_gone rows.
+	PurgeGone bool
+	// Filters are the URL filters applied to every input record (the zero
+	// value filters nothing).
+	Filters filterSpec
+	// Schedule is the fetch schedule, resolved (a Name, a Config).
+	Schedule ScheduleOptions
+	// Clusters is, with the dynamic schedule, the cluster result to apply
+	// (nil: none); ClusterPeriods the cluster periods it schedules with.
+	Clusters       *clusterApply          `json:",omitempty"`
+	ClusterPeriods crawldb.ClusterPeriods `json:",omitempty"`
+}
+
+func (updateDB) JobName() string { return JobUpdateDB }
+
+// Job builds the updatedb job: the CrawlDB, each segment's crawl_fetch
+// and crawl_parse and the applied cluster result, keyed by URL, reduced by
+// dbMerger into the new CrawlDB version.
+func (s updateDB) Job() (mapreduce.Runnable, error) {
+	if s.Current == "" || s.Out == "" || len(s.Segments) == 0 {
+		return nil, errors.New("updatedb job: no CrawlDB, segments or output given")
+	}
+	merger, err := s.merger()
+	if err != nil {
+		return nil, err
+	}
+	filters, err := s.Filters.filters()
+	if err != nil {
+		return nil, err
+	}
+	keep := urlKeeper{filters}
+	inputs := []mapreduce.Input[dbValue]{s.dbInput(keep)}
+	for _, seg := range s.Segments {
+		inputs = append(inputs, fetchInput(seg.Fetch, keep))
+		if seg.Parse != "" {
+			inputs = append(inputs, parseInput(seg.Parse, keep))
+		}
+	}
+	if s.Clusters != nil {
+		inputs = append(inputs, clusterInputs(s.Clusters.Result)...)
+	}
+	return &mapreduce.Job[dbValue, crawldb.Datum]{
+		Name:      JobUpdateDB,
+		Inputs:    inputs,
+		Reduce:    merger.reduce(),
+		NumReduce: s.Parts,
+		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](s.Out)},
+	}, nil
+}
+
+// merger builds the reducer: its schedule (with the dynamic schedule, over
+// the cluster periods) and its settings.
+func (s updateDB) merger() (*dbMerger, error) {
+	sched, err := crawldb.NewSchedule(s.Schedule.Name, s.Schedule.Config)
+	if err != nil {
+		return nil, fmt.Errorf("updatedb job: schedule: %w", err)
+	}
+	if sched.Name() == "dynamic" {
+		if sched, err = crawldb.NewDynamicSchedule(s.Schedule.Config, s.ClusterPeriods); err != nil {
+			return nil, fmt.Errorf("updatedb job: cluster periods: %w", err)
+		}
+	}
+	m := &dbMerger{
+		sched:       sched,
+		now:         s.Now,
+		retryMax:    int32(s.RetryMax),
+		maxInterval: intervalSeconds(s.Schedule.Config.MaxInterval),
+		additions:   s.Additions,
+		maxInlinks:  s.MaxInlinks,
+	}
+	if c := s.Clusters; c != nil {
+		m.applyClusters = true
+		m.clusterMaxChanges, m.clusterAnyChanges = c.MaxChanges, c.AnyChanges
+	}
+	return m, nil
+}
+
+// urlKeeper applies the URL filters to a record's URL, counting the
+// rejections by reason.
+type urlKeeper struct{ filters urlutil.Filters }
+
+func (k urlKeeper) keep(t *mapreduce.Task, url string) bool {
+	if k.filters == nil {
+		return true
+	}
+	ok, reason := k.filters.Filter(url)
+	if !ok {
+		t.Count("filtered_"+reason, 1)
+	}
+	return ok
+}
+
+// dbInput reads the current CrawlDB (if any), dropping db_gone rows with
+// PurgeGone and rows the filters reject.
+func (s updateDB) dbInput(k urlKeeper) mapreduce.Input[dbValue] {
+	return mapreduce.From(s.Current, func(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[dbValue]) error {
+		if s.PurgeGone && d.Status == crawldb.StatusDBGone {
+			t.Count(ctrPurgedGone, 1)
+			return nil
+		}
+		if !k.keep(t, d.URL) {
+			return nil
+		}
+		emit(d.URL, dbValue{Kind: kindOld, Old: &d})
+		return nil
+	}, mapreduce.Optional(), mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
+}
+
+// fetchInput reads a segment's crawl_fetch: every fetch verdict, and a
+// redirect's target as a link without cash, as Nutch's fetcher records
+// it. Rows without a verdict on the page are counted and left out.
+func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
+	return mapreduce.From(dir, func(t *mapreduce.Task, f segment.Fetch, emit mapreduce.Emit[dbValue]) error {
+		switch f.Status {
+		case crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry, crawldb.StatusFetchGone,
+			crawldb.StatusFetchRedirTemp, crawldb.StatusFetchRedirPerm, crawldb.StatusFetchNotModified,
+			crawldb.StatusFetchRobotsDenied:
+		case crawldb.StatusFetchSkipped, crawldb.StatusFetchRefused:
+			// Left for a later round, or refused by trawl's own policy:
+			// no verdict on the page. Its row stays as it was, so it is
+			// due again.
+			t.Count(ctrKeptPrefix+f.Status.String(), 1)
+			return nil
+		default:
+			return fmt.Errorf("%s: %s has status %v, not a fetch status", dir, f.URL, f.Status)
+		}
+		if !k.keep(t, f.URL) {
+			return nil
+		}
+		emit(f.URL, dbValue{Kind: kindFetch, Fetch: &f})
+		if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
+			f.RedirectURL != "" && f.RedirectURL != f.URL && k.keep(t, f.RedirectURL) {
+			t.Count(ctrRedirectLinks, 1)
+			emit(f.RedirectURL, dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{
+				URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
+		}
+		return nil
+	}, mapreduce.RequireSuccess())
+}
+
+// parseInput reads a segment's crawl_parse: signatures and links.
+func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
+	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+		if !k.keep(t, p.URL) {
+			return nil
+		}
+		p.Anchor = "" // not used here: keep the shuffle small
+		emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
+		return nil
+	}, mapreduce.RequireSuccess())
+}
+
+// clusterInputs read the applied cluster result's assignment/ (labels)
+// and samples/ (sample flags).
+func clusterInputs(result string) []mapreduce.Input[dbValue] {
+	return []mapreduce.Input[dbValue]{
+		mapreduce.From(storage.Join(result, dbscan.DirAssignment), func(t *mapreduce.Task, a dbscan.Assignment, emit mapreduce.Emit[dbValue]) error {
+			emit(a.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: a.Label}})
+			return nil
+		}, mapreduce.RequireSuccess()),
+		mapreduce.From(storage.Join(result, dbscan.DirSamples), func(t *mapreduce.Task, s dbscan.Sample, emit mapreduce.Emit[dbValue]) error {
+			emit(s.Key, dbValue{Kind: kindCluster, Cluster: &clusterValue{Label: s.Label, Sample: true}})
+			return nil
+		}, mapreduce.RequireSuccess()),
+	}
+}
+
+// reduce is the job's reduce: merge, with a scratch space per call taken
+// from a pool.
+func (m *dbMerger) reduce() mapreduce.ReduceFunc[dbValue, crawldb.Datum] {
+	states := sync.Pool{New: func() any { return new(mergeState) }}
+	return func(t *mapreduce.Task, url string, values iter.Seq[dbValue], out func(crawldb.Datum)) error {
+		st := states.Get().(*mergeState)
+		defer states.Put(st)
+		d, ok, err := m.merge(url, values, st, t.Count)
+		if err != nil {
+			return err
+		}
+		if ok {
+			out(d)
+		}
+		return nil
+	}
+}
