@@ -145,14 +145,11 @@ func Cluster(ctx context.Context, env Env, o ClusterOptions) (res *ClusterResult
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	lock, err := env.lock(cp, JobCluster)
+	lock, err := env.lockRecovered(cp, JobCluster, log)
 	if err != nil {
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if err := recoverDB(env, cp, log); err != nil {
-		return nil, fmt.Errorf("cluster: %w", err)
-	}
 	if ok, err := storage.Exists(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName)); err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	} else if !ok {

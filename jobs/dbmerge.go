@@ -82,8 +82,8 @@ type dbMerger struct {
 	// maxInterval is db.fetch.interval.max in seconds: a page whose
 	// interval grows beyond it is forced to be refetched.
 	maxInterval int32
-	// additions is db.update.additions.allowed.
-	additions bool
+	// noAdditions is db.update.additions.allowed=false.
+	noAdditions bool
 	// maxInlinks is db.update.max.inlinks (<= 0: no limit).
 	maxInlinks int
 	// applyClusters says a cluster result is being applied (kindCluster
@@ -125,7 +125,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 	links := st.links.sorted()
 
 	// A URL not in the CrawlDB enters only if additions are allowed.
-	if in.old == nil && !m.additions {
+	if in.old == nil && m.noAdditions {
 		if in.fetch != nil || len(links) > 0 {
 			count(ctrAdditionsRefused, 1)
 		}

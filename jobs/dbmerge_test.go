@@ -26,7 +26,7 @@ func newTestMerger(t *testing.T, sched string, additions bool) *dbMerger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &dbMerger{sched: s, now: tNow, retryMax: 3, maxInterval: 90 * day, additions: additions, maxInlinks: DefaultMaxInlinks}
+	return &dbMerger{sched: s, now: tNow, retryMax: 3, maxInterval: 90 * day, noAdditions: !additions, maxInlinks: DefaultMaxInlinks}
 }
 
 type counts map[string]int64

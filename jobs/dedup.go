@@ -77,14 +77,11 @@ func Dedup(ctx context.Context, env Env, o DedupOptions) (res *DedupResult, err 
 	if ok, err := storage.Exists(cp.fs, cp.dbPath); err != nil || !ok {
 		return nil, fmt.Errorf("dedup: no CrawlDB at %s (run inject first): %w", cp.dbURI, cmp.Or(err, fs.ErrNotExist))
 	}
-	lock, err := env.lock(cp, "dedup")
+	lock, err := env.lockRecovered(cp, "dedup", env.log())
 	if err != nil {
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if err := recoverDB(env, cp, env.log()); err != nil {
-		return nil, fmt.Errorf("dedup: %w", err)
-	}
 	parts, err := env.dbParts(cp, path.Join(cp.dbPath, crawldb.CurrentName))
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
@@ -101,18 +98,12 @@ func Dedup(ctx context.Context, env Env, o DedupOptions) (res *DedupResult, err 
 		Marked: c.Get(JobDedupSelect, ctrDedupMarked), Counters: c}
 	if res.Marked > 0 {
 		newName := path.Base(crawldb.NewTempDir(cp.dbPath))
-		jr, err := env.Run(ctx, dedupMark{CrawlDB: sel.CrawlDB, Duplicates: sel.Out, Out: storage.Join(cp.dbURI, newName), Reduces: parts})
-		if err == nil {
-			c.Merge(jr.Counters)
-			err = writeClustersRecord(cp, path.Join(cp.dbPath, newName), nil)
-		}
+		mark := dedupMark{CrawlDB: sel.CrawlDB, Duplicates: sel.Out, Out: storage.Join(cp.dbURI, newName), Reduces: parts}
+		jr, err := rewriteDB(ctx, env, cp, mark, path.Join(cp.dbPath, newName))
 		if err != nil {
-			_ = cp.fs.RemoveAll(path.Join(cp.dbPath, newName))
 			return nil, fmt.Errorf("dedup: %w", err)
 		}
-		if err := crawldb.Install(cp.fs, cp.dbPath, path.Join(cp.dbPath, newName), env.KeepOldDB); err != nil {
-			return nil, fmt.Errorf("dedup: install the new CrawlDB: %w", err)
-		}
+		c.Merge(jr.Counters)
 	}
 	res.Duration = time.Since(start)
 	env.log().Info("dedup done", "job", "dedup", "rows", res.Rows, "groups", res.Groups, "marked", res.Marked,

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -101,6 +102,40 @@ func (e Env) lock(cp crawlPaths, holder string) (*crawldb.LockHandle, error) {
 		return nil, fmt.Errorf("%s: %w", holder, err)
 	}
 	return h, nil
+}
+
+// lockRecovered takes the CrawlDB lock for job and repairs what a killed
+// job left (recoverDB), as every job that reads the CrawlDB must before it
+// trusts crawldb/current. On error the lock is released again.
+func (e Env) lockRecovered(cp crawlPaths, job string, log *slog.Logger) (*crawldb.LockHandle, error) {
+	lock, err := e.lock(cp, job)
+	if err != nil {
+		return nil, err
+	}
+	if err := recoverDB(e, cp, log); err != nil {
+		e.unlock(lock, &err)
+		return nil, fmt.Errorf("%s: %w", job, err)
+	}
+	return lock, nil
+}
+
+// rewriteDB runs spec, whose output is a new version of the CrawlDB at
+// out (a directory of cp.dbPath), copies the current version's cluster
+// record into it and installs it as the CrawlDB. A failure before the
+// install removes the new version and leaves the CrawlDB as it was.
+func rewriteDB(ctx context.Context, env Env, cp crawlPaths, spec mapreduce.Spec, out string) (*mapreduce.Result, error) {
+	jr, err := env.Run(ctx, spec)
+	if err == nil {
+		err = writeClustersRecord(cp, out, nil)
+	}
+	if err != nil {
+		_ = cp.fs.RemoveAll(out)
+		return nil, err
+	}
+	if err := crawldb.Install(cp.fs, cp.dbPath, out, env.KeepOldDB); err != nil {
+		return nil, fmt.Errorf("install the new CrawlDB: %w", err)
+	}
+	return jr, nil
 }
 
 // segmentLockOptions are the options of the segment locks the jobs take.

@@ -237,14 +237,11 @@ func Inject(ctx context.Context, env Env, o InjectOptions) (res *InjectResult, e
 			removeEmptyDirs(cp.fs, created, log)
 		}
 	}()
-	lock, err := env.lock(cp, JobInject)
+	lock, err := env.lockRecovered(cp, JobInject, log)
 	if err != nil {
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if err := recoverDB(env, cp, log); err != nil {
-		return nil, fmt.Errorf("inject: %w", err)
-	}
 
 	res = &InjectResult{Counters: &mapreduce.Counters{}}
 	in := newSeedInput(cp)
@@ -330,18 +327,13 @@ func planInject(env Env, cp crawlPaths, o InjectOptions, in seedInput) (injectJo
 }
 
 // runInject runs the inject job spec and installs its output as the
-// CrawlDB; the output of a failed job is removed.
+// CrawlDB (see rewriteDB).
 func runInject(ctx context.Context, env Env, cp crawlPaths, spec injectJob, res *InjectResult) error {
-	out := path.Join(cp.dbPath, path.Base(spec.Out))
-	jr, err := env.Run(ctx, spec)
+	jr, err := rewriteDB(ctx, env, cp, spec, path.Join(cp.dbPath, path.Base(spec.Out)))
 	if err != nil {
-		_ = cp.fs.RemoveAll(out)
 		return fmt.Errorf("inject: %w", err)
 	}
 	res.Counters.Merge(jr.Counters)
-	if err := crawldb.Install(cp.fs, cp.dbPath, out, env.KeepOldDB); err != nil {
-		return fmt.Errorf("inject: install the new CrawlDB: %w", err)
-	}
 	return nil
 }
 

@@ -456,3 +456,28 @@ func TestInjectJobSpecRoundTrip(t *testing.T) {
 		t.Error("an inject job without output built")
 	}
 }
+
+// TestInjectKeepsClusterRecord checks that an inject into a CrawlDB whose
+// version records an applied cluster result carries the record into the
+// version it installs, as updatedb and dedup do: the dynamic schedule
+// would otherwise apply the same result again.
+func TestInjectKeepsClusterRecord(t *testing.T) {
+	env := testEnv(t)
+	seeds := filepath.Join(t.TempDir(), "seeds.txt")
+	writeFile(t, seeds, "http://example.com/\n")
+	if _, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{seeds}, Now: tInject}); err != nil {
+		t.Fatal(err)
+	}
+	const record = `{"result":"clusters/20260101000000"}`
+	writeFile(t, filepath.Join(env.Crawl, "crawldb", crawldb.CurrentName, clustersFile), record)
+	writeFile(t, seeds, "http://example.org/\n")
+	if _, err := Inject(context.Background(), env, InjectOptions{Seeds: []string{seeds}, Now: tInject.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := currentFiles(t, env)[clustersFile]; got != record {
+		t.Errorf("cluster record %q after inject, want %q", got, record)
+	}
+	if n := len(readDB(t, env)); n != 2 {
+		t.Errorf("%d rows, want 2", n)
+	}
+}

@@ -35,15 +35,11 @@ func Recover(env Env) (err error) {
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
-	lock, err := env.lock(cp, "recover")
+	lock, err := env.lockRecovered(cp, "recover", env.log())
 	if err != nil {
 		return err
 	}
-	defer env.unlock(lock, &err)
-	if err := recoverDB(env, cp, env.log()); err != nil {
-		return fmt.Errorf("recover: %w", err)
-	}
-	return nil
+	return lock.Unlock()
 }
 
 // recoverDB repairs what a crash can leave behind; callers hold the CrawlDB

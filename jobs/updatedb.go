@@ -408,16 +408,16 @@ func planUpdate(ctx context.Context, env Env, cp crawlPaths, o UpdateOptions, fi
 	}
 	newName := path.Base(crawldb.NewTempDir(cp.dbPath))
 	run := updateRun{dir: path.Join(cp.dbPath, newName), spec: updateDB{
-		Current:    storage.Join(cp.dbURI, crawldb.CurrentName),
-		Out:        storage.Join(cp.dbURI, newName),
-		Parts:      parts,
-		Now:        o.Now.UTC(),
-		Additions:  !o.NoAdditions,
-		RetryMax:   o.RetryMax,
-		MaxInlinks: o.inlinkLimit(),
-		PurgeGone:  o.PurgeGone,
-		Filters:    filters,
-		Schedule:   o.Schedule,
+		Current:     storage.Join(cp.dbURI, crawldb.CurrentName),
+		Out:         storage.Join(cp.dbURI, newName),
+		Parts:       parts,
+		Now:         o.Now.UTC(),
+		NoAdditions: o.NoAdditions,
+		RetryMax:    o.RetryMax,
+		MaxInlinks:  o.inlinkLimit(),
+		PurgeGone:   o.PurgeGone,
+		Filters:     filters,
+		Schedule:    o.Schedule,
 	}}
 	for _, s := range segs {
 		run.spec.Segments = append(run.spec.Segments, s.in)

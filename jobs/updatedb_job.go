@@ -46,8 +46,8 @@ type updateDB struct {
 	Segments []segmentInput
 	// Now is when URLs new from links are due.
 	Now time.Time
-	// Additions lets URLs new to the CrawlDB in.
-	Additions bool
+	// NoAdditions keeps URLs new to the CrawlDB out (UpdateOptions'.)
+	NoAdditions bool
 	// RetryMax is db.fetch.retry.max (the driver makes 0 DefaultRetryMax).
 	RetryMax int
 	// MaxInlinks bounds the links counted per URL; 0 counts them all.
@@ -119,7 +119,7 @@ func (s updateDB) merger() (*dbMerger, error) {
 		now:         s.Now,
 		retryMax:    int32(s.RetryMax),
 		maxInterval: intervalSeconds(s.Schedule.Config.MaxInterval),
-		additions:   s.Additions,
+		noAdditions: s.NoAdditions,
 		maxInlinks:  s.MaxInlinks,
 	}
 	if c := s.Clusters; c != nil {

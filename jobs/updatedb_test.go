@@ -386,9 +386,9 @@ func TestUpdateOptionsValidate(t *testing.T) {
 func TestUpdateDBSpecRoundTrip(t *testing.T) {
 	spec := updateDB{
 		Current: "hdfs://nn/c/crawldb/current", Out: "hdfs://nn/c/crawldb/_tmp-1", Parts: 3,
-		Segments:  []segmentInput{{Fetch: "s1/crawl_fetch", Parse: "s1/crawl_parse"}, {Fetch: "s2/crawl_fetch"}},
-		Now:       time.Date(2026, 1, 5, 1, 2, 3, 4, time.UTC),
-		Additions: true, RetryMax: 4, MaxInlinks: 7, PurgeGone: true,
+		Segments:    []segmentInput{{Fetch: "s1/crawl_fetch", Parse: "s1/crawl_parse"}, {Fetch: "s2/crawl_fetch"}},
+		Now:         time.Date(2026, 1, 5, 1, 2, 3, 4, time.UTC),
+		NoAdditions: true, RetryMax: 4, MaxInlinks: 7, PurgeGone: true,
 		Filters:        filterSpec{Schemes: []string{"http"}, MaxLength: 100, Regex: []regexSpec{{Name: "r", Rules: "-x\n+."}}},
 		Schedule:       ScheduleOptions{Name: "dynamic"}.resolved(),
 		Clusters:       &clusterApply{Result: "hdfs://nn/c/clusters/20260101000000", AnyChanges: true},
