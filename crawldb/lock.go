@@ -190,56 +190,75 @@ func Lock(fsys storage.FS, crawldbDir, holder string, force bool) (*LockHandle, 
 // with force. A holder on another host cannot be checked, so force breaks
 // its lock.
 func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockOptions) (*LockHandle, error) {
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	maxAge := opts.MaxAge
-	switch {
-	case maxAge < 0:
-		return nil, fmt.Errorf("crawldb: lock: negative maximum age %v", maxAge)
-	case opts.NoMaxAge && maxAge != 0:
-		return nil, fmt.Errorf("crawldb: lock: a maximum age of %v and none at once", maxAge)
-	case maxAge == 0 && !opts.NoMaxAge:
-		maxAge = DefaultLockMaxAge
-	}
-	host := opts.Host
-	if host == "" {
-		h, err := os.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("crawldb: lock: hostname: %w", err)
-		}
-		host = h
-	}
-	pid := opts.PID
-	if pid == 0 {
-		pid = os.Getpid()
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	lockPath := path.Join(crawldbDir, LockFile)
-	cmdline := strings.Join(os.Args, " ")
-	if len(cmdline) > 512 {
-		cmdline = cmdline[:512]
-	}
-	info := LockInfo{Holder: holder, Host: host, PID: pid, Start: now().UTC().Truncate(time.Millisecond), Command: cmdline}
-	raw, err := json.Marshal(info)
+	info, raw, err := newLockInfo(holder, o)
 	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
+		return nil, err
 	}
-	raw = append(raw, '\n')
-
 	if lk, ok := fsys.(storage.Locker); ok {
-		h, err := osLock(lk, fsys, lockPath, info, raw, now(), opts.What, logger)
+		h, err := osLock(lk, fsys, lockPath, info, raw, o.Now(), o.What, o.Logger)
 		if !errors.Is(err, errors.ErrUnsupported) {
 			return h, err
 		}
 	}
+	return fileLock(fsys, lockPath, info, raw, force, o)
+}
 
-	// A lock is broken at most once; a lock released while it is being
-	// inspected is retried a few times.
+// withDefaults returns o with its zero fields set: MaxAge (left 0 with
+// NoMaxAge), Now, Host, PID and Logger.
+func (o LockOptions) withDefaults() (LockOptions, error) {
+	switch {
+	case o.MaxAge < 0:
+		return o, fmt.Errorf("crawldb: lock: negative maximum age %v", o.MaxAge)
+	case o.NoMaxAge && o.MaxAge != 0:
+		return o, fmt.Errorf("crawldb: lock: a maximum age of %v and none at once", o.MaxAge)
+	case o.MaxAge == 0 && !o.NoMaxAge:
+		o.MaxAge = DefaultLockMaxAge
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Host == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return o, fmt.Errorf("crawldb: lock: hostname: %w", err)
+		}
+		o.Host = h
+	}
+	if o.PID == 0 {
+		o.PID = os.Getpid()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o, nil
+}
+
+// newLockInfo returns the content of a lock taken now for holder by the
+// process o names, and its JSON line.
+func newLockInfo(holder string, o LockOptions) (LockInfo, []byte, error) {
+	cmdline := strings.Join(os.Args, " ")
+	if len(cmdline) > 512 {
+		cmdline = cmdline[:512]
+	}
+	info := LockInfo{Holder: holder, Host: o.Host, PID: o.PID, Start: o.Now().UTC().Truncate(time.Millisecond), Command: cmdline}
+	raw, err := json.Marshal(info)
+	if err != nil {
+		return LockInfo{}, nil, fmt.Errorf("lock: %w", err)
+	}
+	return info, append(raw, '\n'), nil
+}
+
+// fileLock takes the lock as a file created exclusively, on a file system
+// without OS locks (o has its defaults set). A lock held already is judged
+// (inspectLock) and, with force, broken unless its holder is alive and
+// the lock not stale. A lock is broken at most once; a lock released
+// while it is being inspected is retried a few times.
+func fileLock(fsys storage.FS, lockPath string, info LockInfo, raw []byte, force bool, o LockOptions) (*LockHandle, error) {
 	broke := false
 	for attempt := 0; ; attempt++ {
 		err := createLock(fsys, lockPath, raw)
@@ -249,9 +268,9 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("crawldb: lock %s: %w", lockPath, err)
 		}
-		held, heldRaw, err := inspectLock(fsys, lockPath, now(), maxAge, host)
+		held, heldRaw, err := inspectLock(fsys, lockPath, o.Now(), o.MaxAge, o.Host)
 		if held != nil {
-			held.What = opts.What
+			held.What = o.What
 		}
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && attempt < 3 {
@@ -262,20 +281,28 @@ func LockWith(fsys storage.FS, crawldbDir, holder string, force bool, opts LockO
 		if !force || held.Alive && !held.Stale || broke {
 			return nil, held
 		}
-		// Break it, if it is still the lock just judged.
-		cur, err := storage.ReadFile(fsys, lockPath)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("crawldb: break lock: %w", err)
-		}
-		if err == nil && !bytes.Equal(cur, heldRaw) {
-			return nil, fmt.Errorf("crawldb: %s changed while breaking it (another process took it); not breaking", lockPath)
-		}
-		logger.Warn("crawldb: breaking lock", "path", lockPath, "lock", held.Error())
-		if err := fsys.RemoveAll(lockPath); err != nil {
-			return nil, fmt.Errorf("crawldb: break lock %s: %w", lockPath, err)
+		if err := breakLock(fsys, lockPath, held, heldRaw, o.Logger); err != nil {
+			return nil, err
 		}
 		broke = true
 	}
+}
+
+// breakLock removes the lock at lockPath, judged as held (its content
+// heldRaw), if it is still that lock, and logs a warning.
+func breakLock(fsys storage.FS, lockPath string, held *LockedError, heldRaw []byte, logger *slog.Logger) error {
+	cur, err := storage.ReadFile(fsys, lockPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("crawldb: break lock: %w", err)
+	}
+	if err == nil && !bytes.Equal(cur, heldRaw) {
+		return fmt.Errorf("crawldb: %s changed while breaking it (another process took it); not breaking", lockPath)
+	}
+	logger.Warn("crawldb: breaking lock", "path", lockPath, "lock", held.Error())
+	if err := fsys.RemoveAll(lockPath); err != nil {
+		return fmt.Errorf("crawldb: break lock %s: %w", lockPath, err)
+	}
+	return nil
 }
 
 // osLock takes the lock with the file system's OS lock.

@@ -259,95 +259,163 @@ type run struct {
 // errors.
 func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) error) (*Stats, error) {
 	began := time.Now()
+	r := f.newRun(emit)
+	runCtx, release := r.runContext(ctx)
+	defer release()
+	stopStop := r.watchStop(runCtx)
+	r.plan(runCtx, reqs)
+	r.work(runCtx, began)
+	stopStop()
+	r.settle(ctx, runCtx)
+	st := r.stats(runCtx, began)
+	r.logDone(st)
+	if err := ctx.Err(); err != nil {
+		return st, fmt.Errorf("fetcher: %w", err)
+	}
+	return st, r.emitError()
+}
+
+// newRun returns the state of one Run with f's options, its scheduler
+// set up for them; emit gets the results.
+func (f *Fetcher) newRun(emit func(*Result) error) *run {
 	o := f.o
 	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
 		conns: newConnAccount(), emitFn: emit, refusedHosts: map[string]bool{}}
 	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections,
 		perConnection: o.DelayBetween == DelayBetweenConnections}
+	return r
+}
+
+// runContext returns the run's context: ctx, which r.cancel ends with a
+// cause, and Options.Deadline ends with errDeadline. The returned
+// function releases it.
+func (r *run) runContext(ctx context.Context) (context.Context, func()) {
 	runCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	r.cancel = cancel
-	if !o.Deadline.IsZero() {
-		var cancelD context.CancelFunc
-		runCtx, cancelD = context.WithDeadlineCause(runCtx, o.Deadline, errDeadline)
-		defer cancelD()
+	if r.o.Deadline.IsZero() {
+		return runCtx, func() { cancel(nil) }
 	}
-	stopStop := r.watchStop(runCtx)
-	type target struct {
-		q    Request
-		u    *url.URL
-		host string
+	runCtx, cancelD := context.WithDeadlineCause(runCtx, r.o.Deadline, errDeadline)
+	return runCtx, func() {
+		cancelD()
+		cancel(nil)
 	}
-	targets := make([]target, 0, len(reqs))
-	var hosts []string
+}
+
+// parsedReq is a request given to Run, with its parsed URL and host.
+type parsedReq struct {
+	q    Request
+	u    *url.URL
+	host string
+}
+
+// plan queues reqs: a malformed URL gets its result at once, the hosts
+// are given to a Prefetcher (and resolved with QueueByIP), and the
+// requests are queued by server, a duplicate URL once.
+func (r *run) plan(ctx context.Context, reqs []Request) {
+	targets, hosts := r.parseTargets(reqs)
+	r.prefetch(ctx, hosts)
+	if r.o.QueueMode == QueueByIP {
+		r.resolveKeys(ctx, hosts)
+	}
+	for _, t := range targets {
+		if !r.sched.add(t.q, t.u, r.keyFor(ctx, t.host)) {
+			r.o.Count(CounterDuplicates, 1)
+		}
+	}
+	r.sched.start()
+	o := r.o
+	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
+		"policy", o.Policy.Name(), "queue_mode", o.QueueMode, "politeness", o.DelayBetween, "keep_alive", !o.DisableKeepAlive,
+		"server_delay", o.ServerDelay, "agent", r.ua)
+}
+
+// parseTargets parses the URLs of reqs, emitting a gone result for each
+// malformed one, and returns the others with their hosts, each host once
+// in the order first seen.
+func (r *run) parseTargets(reqs []Request) (targets []parsedReq, hosts []string) {
+	targets = make([]parsedReq, 0, len(reqs))
 	hostSeen := map[string]bool{}
 	for _, q := range reqs {
 		q.Hops, q.From = 0, ""
 		u, host, err := parseTarget(q.URL)
 		if err != nil {
-			o.Count(CounterMalformed, 1)
+			r.o.Count(CounterMalformed, 1)
 			r.emit(&Result{Request: q, Code: CodeGone, Status: CodeGone.FetchStatus(),
-				Message: "gone: " + err.Error(), Time: o.Clock()})
+				Message: "gone: " + err.Error(), Time: r.o.Clock()})
 			continue
 		}
-		targets = append(targets, target{q, u, host})
+		targets = append(targets, parsedReq{q, u, host})
 		if !hostSeen[host] {
 			hostSeen[host] = true
 			hosts = append(hosts, host)
 		}
 	}
-	if pf, ok := o.Resolver.(Prefetcher); ok {
-		names := make([]string, 0, len(hosts))
-		for _, h := range hosts {
-			if !isIPLiteral(h) {
-				names = append(names, h)
-			}
-		}
-		pf.Prefetch(runCtx, names)
-	}
-	if o.QueueMode == QueueByIP {
-		r.resolveKeys(runCtx, hosts)
-	}
-	for _, t := range targets {
-		if !r.sched.add(t.q, t.u, r.keyFor(runCtx, t.host)) {
-			o.Count(CounterDuplicates, 1)
-		}
-	}
-	r.sched.start()
-	o.Log.Info("fetching", "urls", len(reqs), "servers", len(r.sched.order), "connections", o.MaxConnections,
-		"policy", o.Policy.Name(), "queue_mode", o.QueueMode, "politeness", o.DelayBetween, "keep_alive", !o.DisableKeepAlive,
-		"server_delay", o.ServerDelay, "agent", r.ua)
+	return targets, hosts
+}
 
+// prefetch gives the host names (not the IP literals) to the resolver,
+// if it is a Prefetcher.
+func (r *run) prefetch(ctx context.Context, hosts []string) {
+	pf, ok := r.o.Resolver.(Prefetcher)
+	if !ok {
+		return
+	}
+	names := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if !isIPLiteral(h) {
+			names = append(names, h)
+		}
+	}
+	pf.Prefetch(ctx, names)
+}
+
+// work runs the MaxConnections workers, with the progress log and the
+// throughput and stall watchers, until they are all done.
+func (r *run) work(ctx context.Context, began time.Time) {
 	stopProgress := r.progress(began)
-	stopWatch := r.watchThroughput(runCtx)
-	stopStall := r.watchStall(runCtx)
+	stopWatch := r.watchThroughput(ctx)
+	stopStall := r.watchStall(ctx)
 	var wg sync.WaitGroup
-	for range o.MaxConnections {
+	for range r.o.MaxConnections {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.worker(runCtx)
+			r.worker(ctx)
 		}()
 	}
 	wg.Wait()
 	stopStall()
 	stopWatch()
 	stopProgress()
-	stopStop()
+}
 
-	// The URLs still queued: skipped, unless the run was aborted.
-	r.emitMu.Lock()
-	emitErr := r.emitErr
-	r.emitMu.Unlock()
+// settle deals with the URLs still queued once the workers are done: they
+// are skipped, with the reason the run (runCtx) ended, unless the run was
+// aborted (ctx ended or emit failed), when they are counted as left
+// without a result. It then logs the refused servers.
+func (r *run) settle(ctx, runCtx context.Context) {
+	emitErr := r.emitError()
 	left := r.sched.remaining()
 	if ctx.Err() == nil && emitErr == nil {
 		r.skipAll(left, endReason(context.Cause(runCtx)))
 	} else if len(left) > 0 {
 		r.unreported.Add(int64(len(left)))
-		o.Count(CounterUnfetched, int64(len(left)))
+		r.o.Count(CounterUnfetched, int64(len(left)))
 	}
 	r.warnRefused()
+}
 
+// emitError returns the error emit returned, if it did.
+func (r *run) emitError() error {
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	return r.emitErr
+}
+
+// stats returns the run's Stats; runCtx is the run's context, whose
+// cause says what ended the run.
+func (r *run) stats(runCtx context.Context, began time.Time) *Stats {
 	st := &Stats{
 		Success: r.success.Load(), NotModified: r.notModified.Load(), Redirects: r.redirects.Load(),
 		Gone: r.gone.Load(), Retry: r.retry.Load(), RobotsDenied: r.robotsDenied.Load(),
@@ -363,21 +431,16 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 	st.ThroughputTooLow = errors.Is(cause, errThroughput)
 	st.Stopped = errors.Is(cause, errStopped)
 	st.Stalled = errors.Is(cause, errStalled)
-	o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
+	return st
+}
+
+// logDone logs the run's summary.
+func (r *run) logDone(st *Stats) {
+	r.o.Log.Info("fetch done", "success", st.Success, "notmodified", st.NotModified, "redirects", st.Redirects,
 		"gone", st.Gone, "retry", st.Retry, "robots_denied", st.RobotsDenied, "skipped", st.Skipped,
 		"refused", st.Refused, "unfetched", st.Unfetched, "bytes", st.Bytes,
 		"connections", st.Connections, "duration", st.Duration.Round(time.Millisecond), "deadline_reached", st.DeadlineReached,
 		"throughput_too_low", st.ThroughputTooLow, "stopped", st.Stopped, "stalled", st.Stalled)
-	if err := ctx.Err(); err != nil {
-		return st, fmt.Errorf("fetcher: %w", err)
-	}
-	r.emitMu.Lock()
-	err := r.emitErr
-	r.emitMu.Unlock()
-	if err != nil {
-		return st, err
-	}
-	return st, nil
 }
 
 // watchStop ends the run (cause errStopped) when Options.Stop is closed,
@@ -578,43 +641,8 @@ func (r *run) serve(ctx context.Context, s *server) {
 		if it == nil {
 			return
 		}
-		rules, out, msg := r.robotsFor(ctx, s, it.u)
-		switch out {
-		case robotsWait, robotsAbandoned:
-			r.sched.unpop(s, it)
-			return
-		case robotsDeferred:
-			r.sched.unpop(s, it)
-			skipMsg := "skipped: " + msg
-			items := r.sched.drop(s, skipMsg)
-			r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", len(items), "reason", msg)
-			r.skipAll(items, skipMsg)
-			return
-		case robotsUnreachable, robotsRefused:
-			code := CodeException
-			fmsg := code.String() + ": " + msg
-			if out == robotsRefused {
-				// msg starts with "refused ...", and names the setting.
-				code, fmsg = CodeRefused, msg
-				r.refusedHost(s.host)
-			} else {
-				r.o.Count(CounterUnreachable, 1)
-			}
-			items := append([]*item{it}, r.sched.fail(s, code, fmsg)...)
-			r.o.Log.Info("host failed", "host", s.host, "urls", len(items), "code", code, "reason", msg)
-			for _, x := range items {
-				r.emit(&Result{Request: x.req, Code: code, Status: code.FetchStatus(), Message: fmsg, Time: r.o.Clock()})
-			}
-			return
-		}
-		if cd := r.crawlDelay(s); r.o.MaxCrawlDelay > 0 && cd > r.o.MaxCrawlDelay {
-			r.sched.unpop(s, it)
-			msg := fmt.Sprintf("skipped: Crawl-delay %s above the cap %s", seconds(cd), seconds(r.o.MaxCrawlDelay))
-			items := r.sched.drop(s, msg)
-			r.o.Count(CounterCrawlDelayTooLong, 1)
-			r.o.Log.Info("robots.txt Crawl-delay above the cap: host skipped for the round",
-				"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", len(items))
-			r.skipAll(items, msg)
+		rules, ok := r.robotsGate(ctx, s, it)
+		if !ok || r.crawlDelayTooLong(s, it) {
 			return
 		}
 		if !rules.allowed(it.u) {
@@ -635,31 +663,114 @@ func (r *run) serve(ctx context.Context, s *server) {
 		if res.Code.IsRedirect() && res.RedirectURL != "" && it.req.Hops < r.o.FollowRedirects && res.RedirectURL != it.req.URL {
 			r.follow(ctx, it.req, res.RedirectURL)
 		}
-		if res.Code.IsException() && r.o.MaxExceptionsPerHost > 0 && exceptions >= r.o.MaxExceptionsPerHost {
-			msg := fmt.Sprintf("skipped: %d exceptions on the host", exceptions)
-			items := r.sched.drop(s, msg)
-			r.o.Count(CounterExceptionDropped, 1)
-			r.o.Log.Info("too many exceptions: host dropped for the round", "host", s.host,
-				"exceptions", exceptions, "urls", len(items), "last", res.Message)
-			r.skipAll(items, msg)
+		if r.tooManyExceptions(s, res, exceptions) {
 			return
 		}
 		served++
 		if connEnded || (limit > 0 && served >= limit) {
-			// The session is over. If the server is still the best
-			// choice and its turn is near, this worker goes on with it
-			// (over the same connection if it is still open, else a new
-			// one) rather than sending it to the back of the queue.
-			if !r.sched.keep(s) {
+			if !r.renewSession(s, connEnded) {
 				return
-			}
-			if connEnded && s.transport != nil {
-				s.transport.CloseIdleConnections()
-				r.sched.waitClosed(s, 2*time.Second)
 			}
 			served, limit = 0, r.sched.sessionLimit(s)
 		}
 	}
+}
+
+// robotsGate gets the robots.txt rules for it, the item just popped from
+// s. ok is false when the session ends there: it is put back when the
+// rules are not to be had yet (not the server's turn, or the run is
+// ending); when robots.txt is unavailable (a 5xx) s's URLs are skipped
+// for the round, and when the server is unreachable or refused they fail
+// with it.
+func (r *run) robotsGate(ctx context.Context, s *server, it *item) (rules *robotsRules, ok bool) {
+	rules, out, msg := r.robotsFor(ctx, s, it.u)
+	switch out {
+	case robotsWait, robotsAbandoned:
+		r.sched.unpop(s, it)
+		return nil, false
+	case robotsDeferred:
+		r.sched.unpop(s, it)
+		skipMsg := "skipped: " + msg
+		items := r.sched.drop(s, skipMsg)
+		r.o.Log.Info("robots.txt unavailable: host deferred for the round", "host", s.host, "urls", len(items), "reason", msg)
+		r.skipAll(items, skipMsg)
+		return nil, false
+	case robotsUnreachable, robotsRefused:
+		r.failHost(s, it, out, msg)
+		return nil, false
+	}
+	return rules, true
+}
+
+// failHost ends s for the round when its robots.txt could not be had (out
+// is robotsUnreachable or robotsRefused, msg says why): it and the URLs
+// still queued get an exception result, or a refused one.
+func (r *run) failHost(s *server, it *item, out robotsOutcome, msg string) {
+	code := CodeException
+	fmsg := code.String() + ": " + msg
+	if out == robotsRefused {
+		// msg starts with "refused ...", and names the setting.
+		code, fmsg = CodeRefused, msg
+		r.refusedHost(s.host)
+	} else {
+		r.o.Count(CounterUnreachable, 1)
+	}
+	items := append([]*item{it}, r.sched.fail(s, code, fmsg)...)
+	r.o.Log.Info("host failed", "host", s.host, "urls", len(items), "code", code, "reason", msg)
+	for _, x := range items {
+		r.emit(&Result{Request: x.req, Code: code, Status: code.FetchStatus(), Message: fmsg, Time: r.o.Clock()})
+	}
+}
+
+// crawlDelayTooLong reports whether s's robots.txt Crawl-delay is above
+// Options.MaxCrawlDelay; if so, it (just popped) is put back and s's URLs
+// are skipped for the round.
+func (r *run) crawlDelayTooLong(s *server, it *item) bool {
+	cd := r.crawlDelay(s)
+	if r.o.MaxCrawlDelay <= 0 || cd <= r.o.MaxCrawlDelay {
+		return false
+	}
+	r.sched.unpop(s, it)
+	msg := fmt.Sprintf("skipped: Crawl-delay %s above the cap %s", seconds(cd), seconds(r.o.MaxCrawlDelay))
+	items := r.sched.drop(s, msg)
+	r.o.Count(CounterCrawlDelayTooLong, 1)
+	r.o.Log.Info("robots.txt Crawl-delay above the cap: host skipped for the round",
+		"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", len(items))
+	r.skipAll(items, msg)
+	return true
+}
+
+// tooManyExceptions reports whether res, an exception, brings s to
+// Options.MaxExceptionsPerHost (exceptions is s's count); if so, s's
+// URLs are skipped for the round.
+func (r *run) tooManyExceptions(s *server, res *Result, exceptions int) bool {
+	if !res.Code.IsException() || r.o.MaxExceptionsPerHost <= 0 || exceptions < r.o.MaxExceptionsPerHost {
+		return false
+	}
+	msg := fmt.Sprintf("skipped: %d exceptions on the host", exceptions)
+	items := r.sched.drop(s, msg)
+	r.o.Count(CounterExceptionDropped, 1)
+	r.o.Log.Info("too many exceptions: host dropped for the round", "host", s.host,
+		"exceptions", exceptions, "urls", len(items), "last", res.Message)
+	r.skipAll(items, msg)
+	return true
+}
+
+// renewSession is called when a session with s is over (the connection
+// ended, or the policy's session limit was reached). If s is still the
+// best choice and its turn is near, this worker goes on with it (over the
+// same connection if it is still open, else a new one, once the ended one
+// is closed) rather than sending it to the back of the queue: renewSession
+// then returns true.
+func (r *run) renewSession(s *server, connEnded bool) bool {
+	if !r.sched.keep(s) {
+		return false
+	}
+	if connEnded && s.transport != nil {
+		s.transport.CloseIdleConnections()
+		r.sched.waitClosed(s, 2*time.Second)
+	}
+	return true
 }
 
 // seconds formats a delay in seconds when it is a whole number of them

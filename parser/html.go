@@ -243,131 +243,27 @@ func relTokens(rel string) (nofollow, nav, canonical bool) {
 	return
 }
 
+// startTag handles a start (or self-closing) tag: a block element
+// separates words, and each tag family has a handler of its own.
 func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, hasAttr, selfClosing bool) {
 	if isBlock(a) {
 		st.sep()
 	}
 	switch a {
 	case atom.A:
-		st.closeAnchor() // an <a> closes an open one (the tree builder's rule)
-		if st.template > 0 {
-			return
-		}
-		var href, rel string
-		has := false
-		attrs(z, hasAttr, func(k, v []byte) {
-			switch string(k) {
-			case "href":
-				if !has {
-					href, has = string(v), true
-				}
-			case "rel":
-				rel = string(v)
-			}
-		})
-		if !has {
-			return
-		}
-		if nf, _, _ := relTokens(rel); nf {
-			st.nofollowLinks++
-			return
-		}
-		st.open = st.addLink(href, "", linkA)
-		st.anchor.reset(MaxAnchorLength)
-		st.anchorAlt = ""
+		st.anchorTag(z, hasAttr)
 	case atom.Area:
-		if st.template > 0 {
-			return
-		}
-		var href, rel, alt string
-		has := false
-		attrs(z, hasAttr, func(k, v []byte) {
-			switch string(k) {
-			case "href":
-				if !has {
-					href, has = string(v), true
-				}
-			case "rel":
-				rel = string(v)
-			case "alt":
-				alt = string(v)
-			}
-		})
-		if !has {
-			return
-		}
-		if nf, _, _ := relTokens(rel); nf {
-			st.nofollowLinks++
-			return
-		}
-		st.addLink(href, cleanText(alt, MaxAnchorLength), linkArea)
+		st.areaTag(z, hasAttr)
 	case atom.Frame, atom.Iframe:
-		if st.template > 0 {
-			return
-		}
-		var src string
-		has := false
-		attrs(z, hasAttr, func(k, v []byte) {
-			if string(k) == "src" && !has {
-				src, has = string(v), true
-			}
-		})
-		if has {
-			st.addLink(src, "", linkFrame)
-		}
+		st.frameTag(z, hasAttr)
 	case atom.Link:
-		if st.template > 0 {
-			return
-		}
-		var href, rel string
-		has := false
-		attrs(z, hasAttr, func(k, v []byte) {
-			switch string(k) {
-			case "href":
-				if !has {
-					href, has = string(v), true
-				}
-			case "rel":
-				rel = string(v)
-			}
-		})
-		if !has {
-			return
-		}
-		nf, nav, canon := relTokens(rel)
-		if canon && st.canonical == "" {
-			st.canonical = strings.TrimSpace(href)
-		}
-		if nf {
-			st.nofollowLinks++
-			return
-		}
-		if nav {
-			st.addLink(href, "", linkLink)
-		}
+		st.linkTag(z, hasAttr)
 	case atom.Base:
-		if st.hasBase {
-			return
-		}
-		attrs(z, hasAttr, func(k, v []byte) {
-			if string(k) == "href" && !st.hasBase {
-				st.baseHref, st.hasBase = string(v), true
-			}
-		})
+		st.baseTag(z, hasAttr)
 	case atom.Meta:
 		st.metaTag(z, hasAttr)
 	case atom.Img:
-		if st.template > 0 {
-			return
-		}
-		st.images++
-		if st.open >= 0 && st.anchorAlt == "" {
-			attrs(z, hasAttr, func(k, v []byte) {
-				if string(k) == "alt" && st.anchorAlt == "" {
-					st.anchorAlt = cleanText(string(v), MaxAnchorLength)
-				}
-			})
-		}
+		st.imgTag(z, hasAttr)
 	case atom.Template:
 		if !selfClosing {
 			st.template++
@@ -379,6 +275,145 @@ func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, hasAttr, selfClosi
 	}
 }
 
+// hrefRel reads the first href (has: there is one) and the last rel of
+// the current tag.
+func hrefRel(z *html.Tokenizer, hasAttr bool) (href, rel string, has bool) {
+	attrs(z, hasAttr, func(k, v []byte) {
+		switch string(k) {
+		case "href":
+			if !has {
+				href, has = string(v), true
+			}
+		case "rel":
+			rel = string(v)
+		}
+	})
+	return href, rel, has
+}
+
+// anchorTag handles an <a>: it closes an open one (the tree builder's
+// rule) and, outside a <template>, opens a link that collects the anchor
+// text up to its end, unless it has no href or is rel=nofollow.
+func (st *htmlState) anchorTag(z *html.Tokenizer, hasAttr bool) {
+	st.closeAnchor()
+	if st.template > 0 {
+		return
+	}
+	href, rel, has := hrefRel(z, hasAttr)
+	if !has {
+		return
+	}
+	if nf, _, _ := relTokens(rel); nf {
+		st.nofollowLinks++
+		return
+	}
+	st.open = st.addLink(href, "", linkA)
+	st.anchor.reset(MaxAnchorLength)
+	st.anchorAlt = ""
+}
+
+// areaTag handles an image map's <area>: a link whose anchor is its alt
+// text, unless it has no href or is rel=nofollow.
+func (st *htmlState) areaTag(z *html.Tokenizer, hasAttr bool) {
+	if st.template > 0 {
+		return
+	}
+	var href, rel, alt string
+	has := false
+	attrs(z, hasAttr, func(k, v []byte) {
+		switch string(k) {
+		case "href":
+			if !has {
+				href, has = string(v), true
+			}
+		case "rel":
+			rel = string(v)
+		case "alt":
+			alt = string(v)
+		}
+	})
+	if !has {
+		return
+	}
+	if nf, _, _ := relTokens(rel); nf {
+		st.nofollowLinks++
+		return
+	}
+	st.addLink(href, cleanText(alt, MaxAnchorLength), linkArea)
+}
+
+// frameTag handles a <frame> or <iframe>: its first src is a link.
+func (st *htmlState) frameTag(z *html.Tokenizer, hasAttr bool) {
+	if st.template > 0 {
+		return
+	}
+	var src string
+	has := false
+	attrs(z, hasAttr, func(k, v []byte) {
+		if string(k) == "src" && !has {
+			src, has = string(v), true
+		}
+	})
+	if has {
+		st.addLink(src, "", linkFrame)
+	}
+}
+
+// linkTag handles a <link>: the first rel=canonical gives the canonical
+// URL (nofollow or not), and a navigational relation (see relTokens) not
+// marked nofollow is a link.
+func (st *htmlState) linkTag(z *html.Tokenizer, hasAttr bool) {
+	if st.template > 0 {
+		return
+	}
+	href, rel, has := hrefRel(z, hasAttr)
+	if !has {
+		return
+	}
+	nf, nav, canon := relTokens(rel)
+	if canon && st.canonical == "" {
+		st.canonical = strings.TrimSpace(href)
+	}
+	if nf {
+		st.nofollowLinks++
+		return
+	}
+	if nav {
+		st.addLink(href, "", linkLink)
+	}
+}
+
+// baseTag handles a <base>: the first href of the first <base> that has
+// one is the base URL.
+func (st *htmlState) baseTag(z *html.Tokenizer, hasAttr bool) {
+	if st.hasBase {
+		return
+	}
+	attrs(z, hasAttr, func(k, v []byte) {
+		if string(k) == "href" && !st.hasBase {
+			st.baseHref, st.hasBase = string(v), true
+		}
+	})
+}
+
+// imgTag handles an <img> outside a <template>: it counts the image and,
+// inside an <a>, keeps the first alt text as the anchor's fallback.
+func (st *htmlState) imgTag(z *html.Tokenizer, hasAttr bool) {
+	if st.template > 0 {
+		return
+	}
+	st.images++
+	if st.open >= 0 && st.anchorAlt == "" {
+		attrs(z, hasAttr, func(k, v []byte) {
+			if string(k) == "alt" && st.anchorAlt == "" {
+				st.anchorAlt = cleanText(string(v), MaxAnchorLength)
+			}
+		})
+	}
+}
+
+// endTag handles an end tag: it closes an open <a>, leaves a <template>,
+// <svg> or <math>, and a block element separates words.
 func (st *htmlState) endTag(a atom.Atom) {
 	switch a {
 	case atom.A:

@@ -101,6 +101,39 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with its zero fields set and its servers parsed.
 func (c Config) withDefaults() (Config, error) {
+	if err := c.checkNoFields(); err != nil {
+		return c, err
+	}
+	c.setDefaults()
+	if err := c.checkNegative(); err != nil {
+		return c, err
+	}
+	servers, err := c.parseServers()
+	if err != nil {
+		return c, err
+	}
+	c.Servers = servers
+	return c, nil
+}
+
+// checkNoFields checks NegativeTTL and Retries, which must not be
+// negative, and must be zero with the No... field that turns them off.
+func (c *Config) checkNoFields() error {
+	switch {
+	case c.NegativeTTL < 0:
+		return fmt.Errorf("resolver: negative negative-answer TTL %v (NoNegativeCache caches no failure)", c.NegativeTTL)
+	case c.NoNegativeCache && c.NegativeTTL != 0:
+		return fmt.Errorf("resolver: a negative-answer TTL of %v and NoNegativeCache at once", c.NegativeTTL)
+	case c.Retries < 0:
+		return fmt.Errorf("resolver: negative retries %d (NoRetries sends each query once)", c.Retries)
+	case c.NoRetries && c.Retries != 0:
+		return fmt.Errorf("resolver: %d retries and NoRetries at once", c.Retries)
+	}
+	return nil
+}
+
+// setDefaults sets c's zero fields (but Servers) to their defaults.
+func (c *Config) setDefaults() {
 	if c.ResolvConf == "" {
 		c.ResolvConf = DefaultResolvConf
 	}
@@ -109,16 +142,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RefreshPeriod == 0 {
 		c.RefreshPeriod = DefaultRefreshPeriod
-	}
-	switch {
-	case c.NegativeTTL < 0:
-		return c, fmt.Errorf("resolver: negative negative-answer TTL %v (NoNegativeCache caches no failure)", c.NegativeTTL)
-	case c.NoNegativeCache && c.NegativeTTL != 0:
-		return c, fmt.Errorf("resolver: a negative-answer TTL of %v and NoNegativeCache at once", c.NegativeTTL)
-	case c.Retries < 0:
-		return c, fmt.Errorf("resolver: negative retries %d (NoRetries sends each query once)", c.Retries)
-	case c.NoRetries && c.Retries != 0:
-		return c, fmt.Errorf("resolver: %d retries and NoRetries at once", c.Retries)
 	}
 	if c.NegativeTTL == 0 && !c.NoNegativeCache {
 		c.NegativeTTL = DefaultNegativeTTL
@@ -150,19 +173,31 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Log == nil {
 		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+}
+
+// checkNegative checks that no duration or size is negative where that
+// has no meaning.
+func (c *Config) checkNegative() error {
 	switch {
 	case c.RefreshPeriod < 0:
-		return c, fmt.Errorf("resolver: negative refresh period %v", c.RefreshPeriod)
+		return fmt.Errorf("resolver: negative refresh period %v", c.RefreshPeriod)
 	case c.Timeout < 0:
-		return c, fmt.Errorf("resolver: negative timeout %v", c.Timeout)
+		return fmt.Errorf("resolver: negative timeout %v", c.Timeout)
 	case c.QueueSize < 0 || c.SocketsPerServer < 0 || c.MaxCNAME < 0 || c.PrefetchBacklog < 0 || c.PrefetchConcurrency < 0:
-		return c, errors.New("resolver: negative queue size, sockets per server, CNAME depth or prefetch limit")
+		return errors.New("resolver: negative queue size, sockets per server, CNAME depth or prefetch limit")
 	}
+	return nil
+}
+
+// parseServers returns the name servers, Servers or else those of
+// ResolvConf, as host:port; blank entries are left out, and there must be
+// at least one.
+func (c *Config) parseServers() ([]string, error) {
 	servers := c.Servers
 	if len(servers) == 0 {
 		var err error
 		if servers, err = resolvConfServers(c.ResolvConf); err != nil {
-			return c, err
+			return nil, err
 		}
 	}
 	parsed := make([]string, 0, len(servers))
@@ -172,15 +207,14 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		p, err := ParseServer(s)
 		if err != nil {
-			return c, err
+			return nil, err
 		}
 		parsed = append(parsed, p)
 	}
 	if len(parsed) == 0 {
-		return c, errors.New("resolver: no name servers")
+		return nil, errors.New("resolver: no name servers")
 	}
-	c.Servers = parsed
-	return c, nil
+	return parsed, nil
 }
 
 // resolvConfServers returns the name servers of a resolv.conf file, or
