@@ -118,133 +118,200 @@ func Allocate(ctx context.Context, rates, weights []float64, cfg AllocConfig) (A
 		return Allocation{}, err
 	}
 	n := len(rates)
-	fmin, fmax := cfg.MinFreq, cfg.maxFreq()
 	a := Allocation{Freqs: make([]float64, n), Intervals: make([]float64, n)}
 	if n == 0 {
 		return a, nil
 	}
-	weight := func(i int) float64 {
-		if weights == nil {
-			return 1
-		}
-		return weights[i]
+	p := newAllocProblem(rates, weights, cfg)
+	muHi, gainful := p.gainers()
+	a.Passes++
+	if b, ok := p.atBounds(a, muHi, gainful); ok {
+		return b, nil
 	}
+	return p.search(ctx, a, muHi)
+}
 
-	// Pages with a positive finite rate and weight gain from refreshes;
-	// the others stay at MinFreq whatever the multiplier. μ_hi is the
-	// largest marginal freshness at MinFreq: there every page is at
-	// MinFreq.
-	muHi := 0.0
-	gainful := 0
-	for i, r := range rates {
-		w := weight(i)
+// allocProblem is one call of Allocate: the pages, the bounds and the
+// budget, and the warm starts of the multiplier search.
+type allocProblem struct {
+	rates, weights []float64
+	cfg            AllocConfig
+	// fmin and fmax are the frequency bounds (fmax +Inf for no limit).
+	fmin, fmax float64
+	// budget is B and tol the relative precision of Σ f_i against it.
+	budget, tol float64
+	// x holds each page's last x = λ/f*, the warm start of the next pass.
+	x []float64
+}
+
+func newAllocProblem(rates, weights []float64, cfg AllocConfig) *allocProblem {
+	return &allocProblem{
+		rates:   rates,
+		weights: weights,
+		cfg:     cfg,
+		fmin:    cfg.MinFreq,
+		fmax:    cfg.maxFreq(),
+		budget:  cfg.Budget,
+		tol:     cfg.tolerance(),
+		x:       make([]float64, len(rates)),
+	}
+}
+
+// weight is page i's importance weight, 1 without weights.
+func (p *allocProblem) weight(i int) float64 {
+	if p.weights == nil {
+		return 1
+	}
+	return p.weights[i]
+}
+
+// gainers counts the pages that gain from refreshes, those with a
+// positive finite rate and weight (the others stay at MinFreq whatever the
+// multiplier), and returns μ_hi, the largest marginal freshness at
+// MinFreq: at μ_hi every page is at MinFreq.
+func (p *allocProblem) gainers() (muHi float64, gainful int) {
+	for i, r := range p.rates {
+		w := p.weight(i)
 		if r > 0 && w > 0 && !math.IsInf(r, 1) {
 			gainful++
-			muHi = math.Max(muHi, w*MarginalFreshness(r, fmin))
+			muHi = math.Max(muHi, w*MarginalFreshness(r, p.fmin))
 		}
 	}
-	a.Passes++
-	budget, tol := cfg.Budget, cfg.tolerance()
+	return muHi, gainful
+}
+
+// atBounds returns the finished allocation, and true, when the budget puts
+// every page at a bound: at MinFreq when no page gains or the budget is
+// (within tolerance) n·MinFreq, or every page that gains at MaxFreq when
+// the budget covers that.
+func (p *allocProblem) atBounds(a Allocation, muHi float64, gainful int) (Allocation, bool) {
+	n := len(p.rates)
+	fmin, fmax := p.fmin, p.fmax
 	switch {
-	case gainful == 0 || budget <= float64(n)*fmin*(1+tol):
-		return finishAlloc(a, rates, weights, func(int) float64 { return fmin }, muHi), nil
-	case budget >= float64(gainful)*fmax+float64(n-gainful)*fmin:
+	case gainful == 0 || p.budget <= float64(n)*fmin*(1+p.tol):
+		return finishAlloc(a, p.rates, p.weights, func(int) float64 { return fmin }, muHi), true
+	case p.budget >= float64(gainful)*fmax+float64(n-gainful)*fmin:
 		// Every page that gains is at MaxFreq.
-		return finishAlloc(a, rates, weights, func(i int) float64 {
-			if r := rates[i]; !(r > 0) || math.IsInf(r, 1) || weight(i) == 0 {
+		return finishAlloc(a, p.rates, p.weights, func(i int) float64 {
+			if r := p.rates[i]; !(r > 0) || math.IsInf(r, 1) || p.weight(i) == 0 {
 				return fmin
 			}
 			return fmax
-		}, 0), nil
+		}, 0), true
 	}
+	return a, false
+}
 
-	// x holds each page's last x = λ/f*, the warm start of the next pass;
-	// a.Freqs the frequencies of the last pass.
-	x := make([]float64, n)
-	sum := func(v float64) (s, ds float64) {
-		mu := math.Exp(v)
-		for i, r := range rates {
-			f, d := optimalFreq(mu, r, weight(i), fmin, fmax, &x[i])
-			a.Freqs[i] = f
-			s += f
-			ds += d
-		}
-		a.Passes++
-		return s, ds
-	}
+// muBracket is the bracket [vLo, vHi] on v = ln μ of the multiplier
+// search, with Σf(vLo) = sLo >= B >= Σf(vHi) = sHi; vLo is unknown (-Inf,
+// sLo 0) until a pass exceeds the budget.
+type muBracket struct {
+	vLo, sLo float64
+	vHi, sHi float64
+}
 
-	// The bracket [vLo, vHi] in v = ln μ, with Σf(vLo) >= B >= Σf(vHi);
-	// vLo is unknown (-Inf) until a pass exceeds the budget. The search
-	// starts from the multiplier of a systematic sample of the pages (with
-	// the budget scaled down), which is close enough for Newton's method
-	// to need a few passes over all of them; without one, 8 below vHi.
-	vHi, sHi := math.Log(muHi), float64(n)*fmin
-	vLo, sLo := math.Inf(-1), 0.0
-	v := vHi - 8
-	if n > 2*allocSample {
-		if mu, ok := sampleMultiplier(ctx, rates, weights, cfg); ok && math.Log(mu) < vHi {
-			v = math.Log(mu)
-		}
-	}
-
-	// Safeguarded Newton: a step outside the bracket, or one after a step
-	// that did not halve the error, bisects instead (or, with no lower
-	// end yet, steps down by 8, a factor of about 3000).
+// search finds the multiplier by a safeguarded Newton iteration on ln μ
+// and returns the finished allocation: at the multiplier where Σ f_i is
+// within tolerance of the budget, or, when the bracket collapses first,
+// with the pages at the cutoff sharing the rest (shareCutoff).
+func (p *allocProblem) search(ctx context.Context, a Allocation, muHi float64) (Allocation, error) {
+	b := muBracket{vHi: math.Log(muHi), sHi: float64(len(p.rates)) * p.fmin, vLo: math.Inf(-1)}
+	v := p.start(ctx, b.vHi)
 	lastErr := math.Inf(1)
 	for {
 		if err := ctx.Err(); err != nil {
 			return Allocation{}, fmt.Errorf("poisson: allocate: %w", err)
 		}
-		if a.Passes >= cfg.maxIter() {
-			return Allocation{}, fmt.Errorf("poisson: allocate: multiplier search did not converge in %d passes (budget %v)", a.Passes, budget)
+		if a.Passes >= p.cfg.maxIter() {
+			return Allocation{}, fmt.Errorf("poisson: allocate: multiplier search did not converge in %d passes (budget %v)", a.Passes, p.budget)
 		}
-		s, ds := sum(v)
-		if math.Abs(s-budget) <= tol*budget {
-			return finishAlloc(a, rates, weights, nil, math.Exp(v)), nil
+		s, ds := p.sum(&a, v)
+		if math.Abs(s-p.budget) <= p.tol*p.budget {
+			return finishAlloc(a, p.rates, p.weights, nil, math.Exp(v)), nil
 		}
-		if s > budget {
-			vLo, sLo = v, s
+		if s > p.budget {
+			b.vLo, b.sLo = v, s
 		} else {
-			vHi, sHi = v, s
+			b.vHi, b.sHi = v, s
 		}
-		if vHi-vLo <= 1e-13 {
-			break
+		if b.vHi-b.vLo <= 1e-13 {
+			return p.shareCutoff(a, b), nil
 		}
-		errNow := math.Abs(s - budget)
+		errNow := math.Abs(s - p.budget)
 		bisect := errNow > 0.5*lastErr
 		lastErr = errNow
-		next := v
-		if ds < 0 {
-			next = v - (s-budget)/ds
-		}
-		switch {
-		case math.IsInf(vLo, -1):
-			if bisect || !(next < v && next > v-700) {
-				next = v - 8
-			}
-		case bisect || !(next > vLo && next < vHi):
-			next = 0.5 * (vLo + vHi)
-		}
-		v = next
+		v = b.next(v, s, ds, p.budget, bisect)
 	}
+}
 
-	// The bracket has collapsed onto a multiplier where Σf jumps past the
-	// budget: pages at the cutoff λ = w/μ, whose f* = λ/x falls from about
-	// λ/37 to 0 within the last bits of 1 - μλ/w (x only grows like
-	// -ln(1 - μλ/w)). Every other page has its frequency; the pages whose
-	// frequency differs across the bracket share what is left of the
-	// budget, in proportion to their jump.
-	muLo, muHi2 := math.Exp(vLo), math.Exp(vHi)
-	t := 0.0
-	if sLo > sHi {
-		t = (budget - sHi) / (sLo - sHi)
+// start is the first v = ln μ of the search: the multiplier of a
+// systematic sample of the pages (with the budget scaled down), which is
+// close enough for Newton's method to need a few passes over all of them;
+// without one (at most 2·allocSample pages, or no usable sample), 8 below
+// vHi.
+func (p *allocProblem) start(ctx context.Context, vHi float64) float64 {
+	v := vHi - 8
+	if len(p.rates) > 2*allocSample {
+		if mu, ok := sampleMultiplier(ctx, p.rates, p.weights, p.cfg); ok && math.Log(mu) < vHi {
+			v = math.Log(mu)
+		}
 	}
-	return finishAlloc(a, rates, weights, func(i int) float64 {
-		xi := x[i]
-		flo, _ := optimalFreq(muLo, rates[i], weight(i), fmin, fmax, &xi)
-		fhi, _ := optimalFreq(muHi2, rates[i], weight(i), fmin, fmax, &x[i])
+	return v
+}
+
+// sum is one pass over the pages at μ = e^v: it sets a.Freqs to each
+// page's frequency, counts the pass, and returns Σ f_i and its derivative
+// in v.
+func (p *allocProblem) sum(a *Allocation, v float64) (s, ds float64) {
+	mu := math.Exp(v)
+	for i, r := range p.rates {
+		f, d := optimalFreq(mu, r, p.weight(i), p.fmin, p.fmax, &p.x[i])
+		a.Freqs[i] = f
+		s += f
+		ds += d
+	}
+	a.Passes++
+	return s, ds
+}
+
+// next is the safeguarded Newton step from v, where Σf = s with derivative
+// ds: a step outside the bracket, or one after a step that did not halve
+// the error (bisect), bisects instead, or, with no lower end yet, steps
+// down by 8 (a factor of about 3000).
+func (b muBracket) next(v, s, ds, budget float64, bisect bool) float64 {
+	next := v
+	if ds < 0 {
+		next = v - (s-budget)/ds
+	}
+	switch {
+	case math.IsInf(b.vLo, -1):
+		if bisect || !(next < v && next > v-700) {
+			next = v - 8
+		}
+	case bisect || !(next > b.vLo && next < b.vHi):
+		next = 0.5 * (b.vLo + b.vHi)
+	}
+	return next
+}
+
+// shareCutoff finishes an allocation whose bracket has collapsed onto a
+// multiplier where Σf jumps past the budget: pages at the cutoff λ = w/μ,
+// whose f* = λ/x falls from about λ/37 to 0 within the last bits of
+// 1 - μλ/w (x only grows like -ln(1 - μλ/w)). Every other page has its
+// frequency; the pages whose frequency differs across the bracket share
+// what is left of the budget, in proportion to their jump.
+func (p *allocProblem) shareCutoff(a Allocation, b muBracket) Allocation {
+	muLo, muHi := math.Exp(b.vLo), math.Exp(b.vHi)
+	t := 0.0
+	if b.sLo > b.sHi {
+		t = (p.budget - b.sHi) / (b.sLo - b.sHi)
+	}
+	return finishAlloc(a, p.rates, p.weights, func(i int) float64 {
+		xi := p.x[i]
+		flo, _ := optimalFreq(muLo, p.rates[i], p.weight(i), p.fmin, p.fmax, &xi)
+		fhi, _ := optimalFreq(muHi, p.rates[i], p.weight(i), p.fmin, p.fmax, &p.x[i])
 		return fhi + t*(flo-fhi)
-	}, math.Sqrt(muLo*muHi2)), nil
+	}, math.Sqrt(muLo*muHi))
 }
 
 // allocSample is the size of the sample whose multiplier starts the

@@ -223,44 +223,83 @@ func Irregular(iv []Interval, s Solver) (Estimate, error) {
 // step that leaves the bracket is replaced by bisection.
 func irregular(iv []Interval, s Solver) Estimate {
 	n := len(iv)
-	var x int
-	var span, unchanged float64
-	tmin, tmax := math.Inf(1), 0.0
-	for _, v := range iv {
-		span += v.Length
-		if v.Changed {
-			x++
-			if v.Length < tmin {
-				tmin = v.Length
-			}
-			if v.Length > tmax {
-				tmax = v.Length
-			}
-		} else {
-			unchanged += v.Length
-		}
-	}
-	e := Estimate{N: n, X: x, Span: span, Method: MethodIrregular}
+	t := tallyIntervals(iv)
+	e := Estimate{N: n, X: t.changed, Span: t.span, Method: MethodIrregular}
+	unchanged := t.unchanged
 	if !s.Unsmoothed {
-		unchanged += 0.5 * span / float64(n)
+		unchanged += 0.5 * t.span / float64(n)
 	}
-	if x == 0 {
+	if t.changed == 0 {
 		return e
 	}
 	if unchanged == 0 {
 		e.Rate = math.Inf(1)
 		return e
 	}
-	fx := float64(x)
-	lo := math.Log1p(fx*tmax/unchanged) / tmax
-	hi := math.Log1p(fx*tmin/unchanged) / tmin
+	lo, hi := t.bracket(unchanged)
+	lambda, deriv, iters := solveLikelihood(iv, unchanged, lo, hi, s)
+	e.Rate = lambda
+	e.Iterations = iters
+	if deriv < 0 {
+		e.StdErr = 1 / math.Sqrt(-deriv)
+	}
+	return e
+}
+
+// intervalTally is what the irregular estimator needs to know of the
+// intervals besides the score itself.
+type intervalTally struct {
+	// changed counts the intervals that saw a change.
+	changed int
+	// span is the total length and unchanged the length of the intervals
+	// without a change.
+	span, unchanged float64
+	// tmin and tmax are the shortest and longest changed lengths (+Inf
+	// and 0 when none changed).
+	tmin, tmax float64
+}
+
+// tallyIntervals sums the intervals' lengths and counts the changes.
+func tallyIntervals(iv []Interval) intervalTally {
+	t := intervalTally{tmin: math.Inf(1)}
+	for _, v := range iv {
+		t.span += v.Length
+		if v.Changed {
+			t.changed++
+			if v.Length < t.tmin {
+				t.tmin = v.Length
+			}
+			if v.Length > t.tmax {
+				t.tmax = v.Length
+			}
+		} else {
+			t.unchanged += v.Length
+		}
+	}
+	return t
+}
+
+// bracket returns the bracket [ln(1+X·tmax/U)/tmax, ln(1+X·tmin/U)/tmin]
+// on the root for unchanged time U (see irregular), in order.
+func (t intervalTally) bracket(unchanged float64) (lo, hi float64) {
+	fx := float64(t.changed)
+	lo = math.Log1p(fx*t.tmax/unchanged) / t.tmax
+	hi = math.Log1p(fx*t.tmin/unchanged) / t.tmin
 	if hi < lo { // rounding when tmin == tmax
 		lo, hi = hi, lo
 	}
+	return lo, hi
+}
+
+// solveLikelihood finds the root λ of g(λ) = h(λ) - U in [lo, hi] (h the
+// changed-interval sum of likelihoodScore, U the unchanged time) by
+// Newton's method on 1/h(λ) - 1/U from lo, bisecting when a step leaves
+// the bracket. It returns the root, the derivative of h there (the
+// negative observed information) and the iterations used, at most
+// s.maxIter().
+func solveLikelihood(iv []Interval, unchanged, lo, hi float64, s Solver) (lambda, deriv float64, iters int) {
 	tol := s.tolerance()
-	lambda := lo
-	var deriv float64
-	iters := 0
+	lambda = lo
 	for ; iters < s.maxIter(); iters++ {
 		g, d := likelihoodScore(iv, lambda)
 		g -= unchanged
@@ -295,12 +334,7 @@ func irregular(iv []Interval, s Solver) Estimate {
 		}
 		lambda = next
 	}
-	e.Rate = lambda
-	e.Iterations = iters
-	if deriv < 0 {
-		e.StdErr = 1 / math.Sqrt(-deriv)
-	}
-	return e
+	return lambda, deriv, iters
 }
 
 // likelihoodScore returns Σ_c t/(e^{λt}-1) over the changed intervals and

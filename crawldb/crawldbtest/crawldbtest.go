@@ -301,140 +301,178 @@ func columnName(sf reflect.StructField) string {
 	return name
 }
 
+// diffArrowValue compares v, a row's value at path, with element i of arr,
+// the Arrow array of its column (or struct field, or list elements).
 func diffArrowValue(path string, v reflect.Value, arr arrow.Array, i int) error {
-	mismatch := func(got any) error {
-		return fmt.Errorf("%s: arrow has %v (%s), want %v", path, got, arr.DataType(), v.Interface())
-	}
 	if v.Type() == timeType {
-		t := v.Interface().(time.Time)
-		a, ok := arr.(*array.Timestamp)
-		if !ok {
-			return mismatch("a non-timestamp array")
+		return diffArrowTime(path, v, arr, i)
+	}
+	switch v.Kind() {
+	case reflect.String, reflect.Bool, reflect.Uint8, reflect.Int32, reflect.Int64, reflect.Float32:
+		if !arrowScalarEqual(v, arr, i) {
+			return arrowMismatch(path, v, arr, arr.ValueStr(i))
 		}
-		if unit := a.DataType().(*arrow.TimestampType).Unit; unit != arrow.Millisecond {
-			return mismatch(fmt.Sprintf("timestamp unit %v", unit))
+		return nil
+	case reflect.Struct:
+		return diffArrowStruct(path, v, arr, i)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return diffArrowBytes(path, v, arr, i)
 		}
-		if a.IsNull(i) {
-			if !t.IsZero() {
-				return mismatch("null")
-			}
-			return nil
-		}
-		if got := int64(a.Value(i)); got != t.UnixMilli() {
-			return mismatch(time.UnixMilli(got).UTC())
+		return diffArrowList(path, v, arr, i)
+	case reflect.Map:
+		return diffArrowMap(path, v, arr, i)
+	default:
+		return fmt.Errorf("%s: crawldbtest cannot compare kind %s", path, v.Kind())
+	}
+}
+
+// arrowMismatch is the error for a value at path that arr holds as got.
+func arrowMismatch(path string, v reflect.Value, arr arrow.Array, got any) error {
+	return fmt.Errorf("%s: arrow has %v (%s), want %v", path, got, arr.DataType(), v.Interface())
+}
+
+// diffArrowTime compares a time with a millisecond timestamp array, where
+// null stands for the zero time.
+func diffArrowTime(path string, v reflect.Value, arr arrow.Array, i int) error {
+	t := v.Interface().(time.Time)
+	a, ok := arr.(*array.Timestamp)
+	if !ok {
+		return arrowMismatch(path, v, arr, "a non-timestamp array")
+	}
+	if unit := a.DataType().(*arrow.TimestampType).Unit; unit != arrow.Millisecond {
+		return arrowMismatch(path, v, arr, fmt.Sprintf("timestamp unit %v", unit))
+	}
+	if a.IsNull(i) {
+		if !t.IsZero() {
+			return arrowMismatch(path, v, arr, "null")
 		}
 		return nil
 	}
+	if got := int64(a.Value(i)); got != t.UnixMilli() {
+		return arrowMismatch(path, v, arr, time.UnixMilli(got).UTC())
+	}
+	return nil
+}
+
+// arrowScalarEqual reports whether element i of arr is non-null, of the
+// Arrow type of v's kind (string, bool, uint8, int32, int64 or float32),
+// and equal to v.
+func arrowScalarEqual(v reflect.Value, arr arrow.Array, i int) bool {
 	switch v.Kind() {
 	case reflect.String:
 		a, ok := arr.(*array.String)
-		if !ok || a.IsNull(i) || a.Value(i) != v.String() {
-			return mismatch(arr.ValueStr(i))
-		}
+		return ok && !a.IsNull(i) && a.Value(i) == v.String()
 	case reflect.Bool:
 		a, ok := arr.(*array.Boolean)
-		if !ok || a.IsNull(i) || a.Value(i) != v.Bool() {
-			return mismatch(arr.ValueStr(i))
-		}
+		return ok && !a.IsNull(i) && a.Value(i) == v.Bool()
 	case reflect.Uint8:
 		a, ok := arr.(*array.Uint8)
-		if !ok || a.IsNull(i) || uint64(a.Value(i)) != v.Uint() {
-			return mismatch(arr.ValueStr(i))
-		}
+		return ok && !a.IsNull(i) && uint64(a.Value(i)) == v.Uint()
 	case reflect.Int32:
 		a, ok := arr.(*array.Int32)
-		if !ok || a.IsNull(i) || int64(a.Value(i)) != v.Int() {
-			return mismatch(arr.ValueStr(i))
-		}
+		return ok && !a.IsNull(i) && int64(a.Value(i)) == v.Int()
 	case reflect.Int64:
 		a, ok := arr.(*array.Int64)
-		if !ok || a.IsNull(i) || a.Value(i) != v.Int() {
-			return mismatch(arr.ValueStr(i))
-		}
+		return ok && !a.IsNull(i) && a.Value(i) == v.Int()
 	case reflect.Float32:
 		a, ok := arr.(*array.Float32)
-		if !ok || a.IsNull(i) || float64(a.Value(i)) != v.Float() {
-			return mismatch(arr.ValueStr(i))
-		}
-	case reflect.Struct:
-		a, ok := arr.(*array.Struct)
-		if !ok || a.IsNull(i) {
-			return mismatch("a non-struct or null")
-		}
-		st := a.DataType().(*arrow.StructType)
-		for fi := 0; fi < v.NumField(); fi++ {
-			name := columnName(v.Type().Field(fi))
-			j, ok := st.FieldIdx(name)
-			if !ok {
-				return fmt.Errorf("%s: struct has no field %q", path, name)
-			}
-			if err := diffArrowValue(path+"."+name, v.Field(fi), a.Field(j), i); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			a, ok := arr.(*array.Binary)
-			if !ok {
-				return mismatch("a non-binary array")
-			}
-			if a.IsNull(i) {
-				if v.Len() != 0 {
-					return mismatch("null")
-				}
-				return nil
-			}
-			if !bytes.Equal(a.Value(i), v.Bytes()) {
-				return mismatch(a.Value(i))
-			}
-			return nil
-		}
-		a, ok := arr.(*array.List)
+		return ok && !a.IsNull(i) && float64(a.Value(i)) == v.Float()
+	}
+	return false
+}
+
+// diffArrowStruct compares a struct with a non-null element of a struct
+// array, field by field, each field by its parquet column name.
+func diffArrowStruct(path string, v reflect.Value, arr arrow.Array, i int) error {
+	a, ok := arr.(*array.Struct)
+	if !ok || a.IsNull(i) {
+		return arrowMismatch(path, v, arr, "a non-struct or null")
+	}
+	st := a.DataType().(*arrow.StructType)
+	for fi := 0; fi < v.NumField(); fi++ {
+		name := columnName(v.Type().Field(fi))
+		j, ok := st.FieldIdx(name)
 		if !ok {
-			return mismatch("a non-list array")
+			return fmt.Errorf("%s: struct has no field %q", path, name)
 		}
-		if a.IsNull(i) {
-			if v.Len() != 0 {
-				return mismatch("null")
-			}
-			return nil
+		if err := diffArrowValue(path+"."+name, v.Field(fi), a.Field(j), i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffArrowBytes compares a byte slice with a binary array, where null
+// stands for an empty slice.
+func diffArrowBytes(path string, v reflect.Value, arr arrow.Array, i int) error {
+	a, ok := arr.(*array.Binary)
+	if !ok {
+		return arrowMismatch(path, v, arr, "a non-binary array")
+	}
+	if a.IsNull(i) {
+		if v.Len() != 0 {
+			return arrowMismatch(path, v, arr, "null")
+		}
+		return nil
+	}
+	if !bytes.Equal(a.Value(i), v.Bytes()) {
+		return arrowMismatch(path, v, arr, a.Value(i))
+	}
+	return nil
+}
+
+// diffArrowList compares a slice with a list array, element by element;
+// null stands for an empty slice.
+func diffArrowList(path string, v reflect.Value, arr arrow.Array, i int) error {
+	a, ok := arr.(*array.List)
+	if !ok {
+		return arrowMismatch(path, v, arr, "a non-list array")
+	}
+	if a.IsNull(i) {
+		if v.Len() != 0 {
+			return arrowMismatch(path, v, arr, "null")
+		}
+		return nil
+	}
+	start, end := a.ValueOffsets(i)
+	if int(end-start) != v.Len() {
+		return arrowMismatch(path, v, arr, fmt.Sprintf("%d elements", end-start))
+	}
+	for j := 0; j < v.Len(); j++ {
+		if err := diffArrowValue(fmt.Sprintf("%s[%d]", path, j), v.Index(j), a.ListValues(), int(start)+j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diffArrowMap compares a map of strings with a map array of string keys
+// and items; null stands for an empty map.
+func diffArrowMap(path string, v reflect.Value, arr arrow.Array, i int) error {
+	a, ok := arr.(*array.Map)
+	if !ok {
+		return arrowMismatch(path, v, arr, "a non-map array")
+	}
+	got := map[string]string{}
+	if !a.IsNull(i) {
+		keys, ok1 := a.Keys().(*array.String)
+		items, ok2 := a.Items().(*array.String)
+		if !ok1 || !ok2 {
+			return arrowMismatch(path, v, arr, "a map that is not string to string")
 		}
 		start, end := a.ValueOffsets(i)
-		if int(end-start) != v.Len() {
-			return mismatch(fmt.Sprintf("%d elements", end-start))
+		for j := int(start); j < int(end); j++ {
+			got[keys.Value(j)] = items.Value(j)
 		}
-		for j := 0; j < v.Len(); j++ {
-			if err := diffArrowValue(fmt.Sprintf("%s[%d]", path, j), v.Index(j), a.ListValues(), int(start)+j); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		a, ok := arr.(*array.Map)
-		if !ok {
-			return mismatch("a non-map array")
-		}
-		got := map[string]string{}
-		if !a.IsNull(i) {
-			keys, ok1 := a.Keys().(*array.String)
-			items, ok2 := a.Items().(*array.String)
-			if !ok1 || !ok2 {
-				return mismatch("a map that is not string to string")
-			}
-			start, end := a.ValueOffsets(i)
-			for j := int(start); j < int(end); j++ {
-				got[keys.Value(j)] = items.Value(j)
-			}
-		}
-		want := map[string]string{}
-		iter := v.MapRange()
-		for iter.Next() {
-			want[iter.Key().String()] = iter.Value().String()
-		}
-		if !reflect.DeepEqual(got, want) {
-			return mismatch(got)
-		}
-	default:
-		return fmt.Errorf("%s: crawldbtest cannot compare kind %s", path, v.Kind())
+	}
+	want := map[string]string{}
+	iter := v.MapRange()
+	for iter.Next() {
+		want[iter.Key().String()] = iter.Value().String()
+	}
+	if !reflect.DeepEqual(got, want) {
+		return arrowMismatch(path, v, arr, got)
 	}
 	return nil
 }

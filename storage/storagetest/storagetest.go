@@ -240,8 +240,23 @@ func testCreate(t *testing.T, fsys storage.FS, root string) {
 	}
 }
 
+// readAtSize is the length of testReadAt's file: a few 64 KiB blocks and
+// an odd byte, so that reads cross block boundaries and end off them.
+const readAtSize = 300_001
+
+// testReadAt checks ReadAt of a file at many offsets, past its end and of
+// an empty file, and Open's errors.
 func testReadAt(t *testing.T, fsys storage.FS, root string) {
-	const size = 300_001
+	readAtFile(t, fsys, root)
+	readAtEmpty(t, fsys, root)
+	openErrors(t, fsys, root)
+}
+
+// readAtFile writes a readAtSize file and checks its Size, ReadAt within
+// it, past its end and at a negative offset, a section reader over it, and
+// Close.
+func readAtFile(t *testing.T, fsys storage.FS, root string) {
+	const size = readAtSize
 	data := pattern(size, 2)
 	p := join(root, "f")
 	write(t, fsys, p, data)
@@ -253,6 +268,24 @@ func testReadAt(t *testing.T, fsys storage.FS, root string) {
 	if f.Size() != size {
 		t.Fatalf("Size = %d; want %d", f.Size(), size)
 	}
+	readAtWithin(t, f, data)
+	readAtPastEnd(t, f, data)
+	if _, err := f.ReadAt(make([]byte, 1), -1); err == nil {
+		t.Error("ReadAt at a negative offset returned nil")
+	}
+	// Reading the same file through a section reader, as ReadFile does.
+	if got, err := io.ReadAll(io.NewSectionReader(f, 0, size)); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("SectionReader: %d bytes, %v", len(got), err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// readAtWithin checks reads that lie within f, which holds data (of
+// readAtSize bytes): each gives all the bytes asked for and a nil error.
+func readAtWithin(t *testing.T, f storage.File, data []byte) {
+	const size = readAtSize
 	cases := []struct {
 		off int64
 		n   int
@@ -277,7 +310,12 @@ func testReadAt(t *testing.T, fsys storage.FS, root string) {
 			t.Errorf("ReadAt(%d bytes at %d): wrong bytes", c.n, c.off)
 		}
 	}
-	// Past the end: the bytes there are, and io.EOF.
+}
+
+// readAtPastEnd checks reads that reach past the end of f, which holds
+// data (of readAtSize bytes): the bytes there are, and io.EOF.
+func readAtPastEnd(t *testing.T, f storage.File, data []byte) {
+	const size = readAtSize
 	for _, c := range []struct {
 		off  int64
 		n    int
@@ -294,18 +332,10 @@ func testReadAt(t *testing.T, fsys storage.FS, root string) {
 			t.Errorf("ReadAt(%d bytes at %d): wrong bytes", c.n, c.off)
 		}
 	}
-	if _, err := f.ReadAt(make([]byte, 1), -1); err == nil {
-		t.Error("ReadAt at a negative offset returned nil")
-	}
-	// Reading the same file through a section reader, as ReadFile does.
-	if got, err := io.ReadAll(io.NewSectionReader(f, 0, size)); err != nil || !bytes.Equal(got, data) {
-		t.Errorf("SectionReader: %d bytes, %v", len(got), err)
-	}
-	if err := f.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+}
 
-	// An empty file.
+// readAtEmpty checks that ReadAt of an empty file gives 0 and io.EOF.
+func readAtEmpty(t *testing.T, fsys storage.FS, root string) {
 	empty := join(root, "empty")
 	write(t, fsys, empty, nil)
 	e, err := fsys.Open(empty)
@@ -316,14 +346,17 @@ func testReadAt(t *testing.T, fsys storage.FS, root string) {
 	if n, err := e.ReadAt(make([]byte, 1), 0); n != 0 || err != io.EOF {
 		t.Errorf("ReadAt of an empty file = %d, %v; want 0, io.EOF", n, err)
 	}
+}
 
-	// Open of a directory, of a missing file.
+// openErrors checks that Open of a directory fails and that Open of a
+// missing file fails with fs.ErrNotExist and names the path.
+func openErrors(t *testing.T, fsys storage.FS, root string) {
 	if f, err := fsys.Open(root); err == nil {
 		f.Close()
 		t.Error("Open of a directory succeeded")
 	}
 	missing := join(root, "missing")
-	_, err = fsys.Open(missing)
+	_, err := fsys.Open(missing)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing file = %v; want fs.ErrNotExist", err)
 	}
@@ -692,6 +725,10 @@ func testWriteFileAtomic(t *testing.T, fsys storage.FS, root string) {
 	}
 }
 
+// testConcurrent runs workers that each write, read, publish and remove
+// files of their own while reading one shared file and replacing another,
+// alongside as many goroutines racing to create one lock file, of which
+// exactly one must win.
 func testConcurrent(t *testing.T, fsys storage.FS, root string) {
 	const workers = 8
 	common := join(root, "common")
@@ -709,51 +746,7 @@ func testConcurrent(t *testing.T, fsys storage.FS, root string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			fail := func(format string, args ...any) {
-				errc <- fmt.Errorf("worker %d: "+format, append([]any{w}, args...)...)
-			}
-			dir := join(root, fmt.Sprintf("w%d", w))
-			mine := pattern(10_000+w*1_000, uint32(100+w))
-			p := join(dir, "tmp", "part")
-			wr, err := fsys.Create(p)
-			if err != nil {
-				fail("Create: %v", err)
-				return
-			}
-			if _, err := wr.Write(mine); err != nil {
-				fail("Write: %v", err)
-			}
-			if err := wr.Close(); err != nil {
-				fail("Close: %v", err)
-				return
-			}
-			// One file, read by every worker at once.
-			buf := make([]byte, 1_000)
-			for k := range 20 {
-				off := int64((w*7919 + k*10_007) % (len(data) - len(buf)))
-				if n, err := f.ReadAt(buf, off); err != nil || n != len(buf) || !bytes.Equal(buf, data[off:off+int64(n)]) {
-					fail("ReadAt(%d): %d, %v", off, n, err)
-				}
-			}
-			if err := fsys.Rename(join(dir, "tmp"), join(dir, "out")); err != nil {
-				fail("Rename: %v", err)
-			}
-			got, err := storage.ReadFile(fsys, join(dir, "out", "part"))
-			if err != nil || !bytes.Equal(got, mine) {
-				fail("ReadFile: %d bytes, %v", len(got), err)
-			}
-			if err := storage.WriteFileAtomic(fsys, join(root, "last"), []byte(fmt.Sprint(w))); err != nil {
-				fail("WriteFileAtomic: %v", err)
-			}
-			if _, err := fsys.ReadDir(root); err != nil {
-				fail("ReadDir: %v", err)
-			}
-			if _, err := fsys.Stat(join(dir, "out")); err != nil {
-				fail("Stat: %v", err)
-			}
-			if err := fsys.RemoveAll(join(dir, "out")); err != nil {
-				fail("RemoveAll: %v", err)
-			}
+			concurrentWorker(fsys, root, f, data, w, errc)
 		}()
 	}
 	// Every worker creates the same lock file: exactly one wins.
@@ -763,20 +756,7 @@ func testConcurrent(t *testing.T, fsys storage.FS, root string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			wr, err := fsys.Create(lock)
-			if err != nil {
-				if !errors.Is(err, fs.ErrExist) {
-					errc <- fmt.Errorf("lock %d: %v", w, err)
-				}
-				return
-			}
-			won.Store(w, true)
-			if _, err := wr.Write([]byte(fmt.Sprint(w))); err != nil {
-				errc <- err
-			}
-			if err := wr.Close(); err != nil {
-				errc <- err
-			}
+			raceForLock(fsys, lock, w, &won, errc)
 		}()
 	}
 	wg.Wait()
@@ -791,6 +771,94 @@ func testConcurrent(t *testing.T, fsys storage.FS, root string) {
 	}
 	if got := read(t, fsys, join(root, "last")); len(got) != 1 {
 		t.Errorf("the file every worker replaced holds %q", got)
+	}
+}
+
+// concurrentWorker is worker w of testConcurrent: it writes a file of its
+// own under a staging directory, reads the shared file f (which holds
+// data), publishes its directory by Rename and reads its file back,
+// replaces root/last, lists root, and removes what it published. It sends
+// every failure to errc.
+func concurrentWorker(fsys storage.FS, root string, f storage.File, data []byte, w int, errc chan<- error) {
+	fail := func(format string, args ...any) {
+		errc <- fmt.Errorf("worker %d: "+format, append([]any{w}, args...)...)
+	}
+	dir := join(root, fmt.Sprintf("w%d", w))
+	mine := pattern(10_000+w*1_000, uint32(100+w))
+	if !writeStaged(fsys, join(dir, "tmp", "part"), mine, fail) {
+		return
+	}
+	readShared(f, data, w, fail)
+	if err := fsys.Rename(join(dir, "tmp"), join(dir, "out")); err != nil {
+		fail("Rename: %v", err)
+	}
+	got, err := storage.ReadFile(fsys, join(dir, "out", "part"))
+	if err != nil || !bytes.Equal(got, mine) {
+		fail("ReadFile: %d bytes, %v", len(got), err)
+	}
+	if err := storage.WriteFileAtomic(fsys, join(root, "last"), []byte(fmt.Sprint(w))); err != nil {
+		fail("WriteFileAtomic: %v", err)
+	}
+	if _, err := fsys.ReadDir(root); err != nil {
+		fail("ReadDir: %v", err)
+	}
+	if _, err := fsys.Stat(join(dir, "out")); err != nil {
+		fail("Stat: %v", err)
+	}
+	if err := fsys.RemoveAll(join(dir, "out")); err != nil {
+		fail("RemoveAll: %v", err)
+	}
+}
+
+// writeStaged creates p with data for concurrentWorker; it reports false,
+// after calling fail, when Create or Close failed (a failed Write is
+// reported and the file still closed).
+func writeStaged(fsys storage.FS, p string, data []byte, fail func(format string, args ...any)) bool {
+	wr, err := fsys.Create(p)
+	if err != nil {
+		fail("Create: %v", err)
+		return false
+	}
+	if _, err := wr.Write(data); err != nil {
+		fail("Write: %v", err)
+	}
+	if err := wr.Close(); err != nil {
+		fail("Close: %v", err)
+		return false
+	}
+	return true
+}
+
+// readShared reads 1,000 bytes at 20 offsets of the shared file f, which
+// holds data, at offsets that differ from worker to worker: one file, read
+// by every worker at once.
+func readShared(f storage.File, data []byte, w int, fail func(format string, args ...any)) {
+	buf := make([]byte, 1_000)
+	for k := range 20 {
+		off := int64((w*7919 + k*10_007) % (len(data) - len(buf)))
+		if n, err := f.ReadAt(buf, off); err != nil || n != len(buf) || !bytes.Equal(buf, data[off:off+int64(n)]) {
+			fail("ReadAt(%d): %d, %v", off, n, err)
+		}
+	}
+}
+
+// raceForLock is goroutine w of the race to create the lock file: if its
+// Create wins, it records w in won and writes w into the file. A loser's
+// Create must fail with fs.ErrExist; any other error goes to errc.
+func raceForLock(fsys storage.FS, lock string, w int, won *sync.Map, errc chan<- error) {
+	wr, err := fsys.Create(lock)
+	if err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			errc <- fmt.Errorf("lock %d: %v", w, err)
+		}
+		return
+	}
+	won.Store(w, true)
+	if _, err := wr.Write([]byte(fmt.Sprint(w))); err != nil {
+		errc <- err
+	}
+	if err := wr.Close(); err != nil {
+		errc <- err
 	}
 }
 
