@@ -201,6 +201,11 @@ const EnvAgent = "TRAWL_AGENT"
 
 // Settings returns the table of every setting, grouped by topic. The slice
 // is new on every call; callers may keep or change it.
+//
+// It is one long literal on purpose: like Nutch's nutch-default.xml, the
+// table is read top to bottom as the reference of every setting (name,
+// default, unit and description side by side), and `trawl config` prints
+// it in this order.
 func Settings() []Setting {
 	return []Setting{
 		{Name: CrawlDir, Kind: String, Default: "./crawl",
