@@ -166,13 +166,9 @@ func appendTime(b []byte, t time.Time) []byte {
 	return append(b, 'Z')
 }
 
-// HistoryText formats a change history compactly: one "time+" (changed)
-// or "time-" (unchanged) per observation, oldest first, space separated,
-// times as RFC 3339 UTC.
-func HistoryText(h []Observation) string {
-	return string(appendHistory(nil, h))
-}
-
+// appendHistory formats a change history compactly: one "time+"
+// (changed) or "time-" (unchanged) per observation, oldest first, space
+// separated, times as RFC 3339 UTC.
 func appendHistory(b []byte, h []Observation) []byte {
 	for i, o := range h {
 		if i > 0 {
@@ -211,7 +207,8 @@ type csvWriter struct {
 
 // NewCSVWriter returns a CSV DumpWriter (RFC 4180, header row first; see
 // CSVHeader). Times are RFC 3339 UTC ("" for never), the signature hex,
-// the history as HistoryText, the metadata a JSON object.
+// the history as "time+" (changed) or "time-" (unchanged) per
+// observation, oldest first, space separated, the metadata a JSON object.
 func NewCSVWriter(w io.Writer) DumpWriter {
 	return &csvWriter{w: csv.NewWriter(w), rec: make([]string, len(csvHeader))}
 }

@@ -211,9 +211,6 @@ func (s *Stats) Merge(o *Stats) {
 	}
 }
 
-// Total is the number of datums added.
-func (s *Stats) Total() int64 { return s.total }
-
 // StatsReport is the result of a Stats, ready for printing or JSON.
 // Averages are over all datums, except the fetch-time figures (over datums
 // with a fetch time) and the score figures (over datums whose score is not

@@ -308,19 +308,6 @@ func (g *gathered) of(k int) (full, cand []int32) {
 	return a[:g.nfull[k]], a[g.nfull[k] : g.nfull[k]+g.ncand[k]]
 }
 
-// gatherAll finds the full nodes and candidates of every leaf (see
-// walkLeaves). leafNo maps a leaf node to its number.
-func (t *kdTree) gatherAll(ctx context.Context, eps2 float64, workers int, leafNo []int32, nleaves int) (*gathered, error) {
-	g := newGathered(workers, nleaves)
-	err := t.walkLeaves(ctx, eps2, workers, func(w int, l int32, full, cand []int32) {
-		g.put(w, leafNo[l], full, cand)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
 // walkLeaves calls fn once for every leaf l with its full nodes and
 // candidates (see gathered), on up to workers goroutines; w is the calling
 // goroutine's number, below workers. The slices are valid during the call

@@ -192,3 +192,16 @@ func TestLeafGroups(t *testing.T) {
 		}
 	}
 }
+
+// gatherAll finds the full nodes and candidates of every leaf (see
+// walkLeaves). leafNo maps a leaf node to its number.
+func (t *kdTree) gatherAll(ctx context.Context, eps2 float64, workers int, leafNo []int32, nleaves int) (*gathered, error) {
+	g := newGathered(workers, nleaves)
+	err := t.walkLeaves(ctx, eps2, workers, func(w int, l int32, full, cand []int32) {
+		g.put(w, leafNo[l], full, cand)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}

@@ -188,3 +188,66 @@ func TestPartitioningText(t *testing.T) {
 		t.Fatalf("equal points: %d boxes", p.Boxes)
 	}
 }
+
+// partitionedCluster runs partitioned DBSCAN in memory: the same steps as
+// the engine jobs, with maps in place of shuffles. keys[i] is point i's
+// key. It returns the assignments in the order of pts.
+func partitionedCluster(ctx context.Context, keys []string, pts Points, part *Partitioning, p Params) ([]Assignment, error) {
+	eps2 := p.Eps * p.Eps
+	owned := make([][]keyedPoint, part.Boxes)
+	halo := make([][]keyedPoint, part.Boxes)
+	var hs []int
+	for i := range pts.Len() {
+		x := pts.At(i)
+		b := part.Owner(x)
+		owned[b] = append(owned[b], keyedPoint{keys[i], x})
+		hs = part.Halo(x, eps2, hs[:0])
+		for _, h := range hs {
+			halo[h] = append(halo[h], keyedPoint{keys[i], x})
+		}
+	}
+	var (
+		owns   []ownedRow
+		comps  []compRow
+		links  = map[string][]linkRow{}
+		shared = map[string]*sharedRow{}
+	)
+	out := localOut{
+		owned:  func(r ownedRow) { owns = append(owns, r) },
+		comp:   func(r compRow) { comps = append(comps, r) },
+		link:   func(r linkRow) { links[r.Key] = append(links[r.Key], r) },
+		shared: func(r sharedRow) { shared[r.Key] = &r },
+	}
+	for b := range part.Boxes {
+		if err := localStep(ctx, b, owned[b], halo[b], pts.Dim, part, p, out); err != nil {
+			return nil, err
+		}
+	}
+	var edges []edgeRow
+	cands := map[string][]candRow{}
+	for key, ls := range links {
+		err := joinStep(key, shared[key], ls,
+			func(e edgeRow) { edges = append(edges, e) },
+			func(c candRow) { cands[c.Key] = append(cands[c.Key], c) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	labels, _, err := resolveLabels(comps, edges)
+	if err != nil {
+		return nil, err
+	}
+	byKey := make(map[string]Assignment, len(owns))
+	for _, o := range owns {
+		a, err := labelStep(o, cands[o.Key], func(k compKey) (int32, bool) { l, ok := labels[k]; return l, ok })
+		if err != nil {
+			return nil, err
+		}
+		byKey[o.Key] = a
+	}
+	res := make([]Assignment, len(keys))
+	for i, k := range keys {
+		res[i] = byKey[k]
+	}
+	return res, nil
+}

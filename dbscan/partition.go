@@ -35,11 +35,6 @@ type PartNode struct {
 	Right int `json:"right,omitempty"`
 }
 
-// SinglePartitioning is one box holding everything.
-func SinglePartitioning(dim int) Partitioning {
-	return Partitioning{Dim: dim, Nodes: []PartNode{{Box: 0}}, Boxes: 1}
-}
-
 // PlanPartitions cuts space into up to parts boxes holding about equal
 // shares of sample: each cut is at the sample quantile of the cut's share
 // along the dimension where the node's sample spreads most (standard

@@ -85,7 +85,7 @@ func TestRunSpecsRoundTrip(t *testing.T) {
 // TestSpecsRejectBadSettings builds each job from settings it cannot run
 // with.
 func TestSpecsRejectBadSettings(t *testing.T) {
-	part := SinglePartitioning(2)
+	part := singlePartitioning(2)
 	for _, s := range []mapreduce.Spec{
 		statsSpec{SampleSize: 10},
 		statsSpec{Source: Source{Points: "p", CrawlDB: "c"}, SampleSize: 10},
@@ -100,4 +100,9 @@ func TestSpecsRejectBadSettings(t *testing.T) {
 			t.Errorf("%s: %+v built a job", s.JobName(), s)
 		}
 	}
+}
+
+// singlePartitioning is one box holding everything.
+func singlePartitioning(dim int) Partitioning {
+	return Partitioning{Dim: dim, Nodes: []PartNode{{Box: 0}}, Boxes: 1}
 }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/fetcher/dnslookup"
+	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/simweb"
 )
 
@@ -33,12 +33,20 @@ func testLog() *slog.Logger {
 // serveWeb generates and serves a web with DNS on loopback.
 func serveWeb(t testing.TB, cfg simweb.Config, latency float64) (*simweb.Web, *simweb.Server) {
 	t.Helper()
+	return serveWebWith(t, cfg, simweb.ServeOptions{Latency: latency})
+}
+
+// serveWebWith generates and serves a web with o's Latency and
+// IPPerHost, HTTP and DNS on loopback ports of their own, logging to
+// testLog and keeping an access log.
+func serveWebWith(t testing.TB, cfg simweb.Config, o simweb.ServeOptions) (*simweb.Web, *simweb.Server) {
+	t.Helper()
 	web, err := simweb.New(cfg)
 	if err != nil {
 		t.Fatalf("simweb.New: %v", err)
 	}
 	srv, err := web.Serve(context.Background(), simweb.ServeOptions{
-		HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Latency: latency,
+		HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", Latency: o.Latency, IPPerHost: o.IPPerHost,
 		Logger: testLog(), AccessLogLimit: 1 << 22,
 	})
 	if err != nil {
@@ -48,6 +56,25 @@ func serveWeb(t testing.TB, cfg simweb.Config, latency float64) (*simweb.Web, *s
 	return web, srv
 }
 
+// benchFetch runs a fetcher with o over reqs b.N times and reports pages
+// fetched per second.
+func benchFetch(b *testing.B, o Options, reqs []Request) {
+	f, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pages int64
+	b.ResetTimer()
+	for range b.N {
+		st, err := f.Run(b.Context(), reqs, func(*Result) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+		pages += st.Success
+	}
+	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+}
+
 // smallWeb is a small web with the given hazards.
 func smallWeb(seed uint64, hosts, pages int, h simweb.Hazard) simweb.Config {
 	c := simweb.DefaultConfig()
@@ -55,15 +82,16 @@ func smallWeb(seed uint64, hosts, pages int, h simweb.Hazard) simweb.Config {
 	return c
 }
 
-// testOptions are fetcher options for a simweb server: its DNS, private
-// addresses allowed, no politeness delay or exception backoff, short
-// timeouts.
+// testOptions are fetcher options for a simweb server: its DNS (through
+// package resolver, as the fetch job resolves), private addresses allowed,
+// no politeness delay or exception backoff, short timeouts.
 func testOptions(t testing.TB, srv *simweb.Server) Options {
 	t.Helper()
-	res, err := dnslookup.New([]string{srv.DNSAddr()}, 2*time.Second)
+	res, err := resolver.New(resolver.Config{Servers: []string{srv.DNSAddr()}, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { res.Close() })
 	return Options{
 		Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, Resolver: res,
 		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second,

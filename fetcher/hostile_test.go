@@ -269,20 +269,7 @@ func BenchmarkFetch(b *testing.B) {
 		o := testOptions(b, srv)
 		o.MaxConnections = 64
 		o.Log = testLog()
-		f, err := New(o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var pages int64
-		b.ResetTimer()
-		for range b.N {
-			st, err := f.Run(b.Context(), reqs, func(*Result) error { return nil })
-			if err != nil {
-				b.Fatal(err)
-			}
-			pages += st.Success
-		}
-		b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+		benchFetch(b, o, reqs)
 	})
 	b.Run("raw", func(b *testing.B) {
 		// The same URLs, dialled straight at the server (no DNS, no

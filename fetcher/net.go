@@ -13,7 +13,7 @@ import (
 // Resolver resolves a host name to its addresses. The fetcher's dialer
 // calls it once per server and connection attempt, with a context bounded
 // by the connect timeout; an implementation may cache (the cached
-// asynchronous resolver of package resolver does). *dnslookup.Client and
+// asynchronous resolver of package resolver does). *resolver.Resolver and
 // SystemResolver implement it.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, host string) ([]netip.Addr, error)

@@ -1,7 +1,6 @@
 package fetcher
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -15,25 +14,6 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/simweb"
 )
-
-// serveWebIPs serves a web like serveWeb, each host on its own loopback
-// address when ipPerHost.
-func serveWebIPs(t testing.TB, cfg simweb.Config, ipPerHost bool) (*simweb.Web, *simweb.Server) {
-	t.Helper()
-	web, err := simweb.New(cfg)
-	if err != nil {
-		t.Fatalf("simweb.New: %v", err)
-	}
-	srv, err := web.Serve(context.Background(), simweb.ServeOptions{
-		HTTPAddr: "127.0.0.1:0", DNSAddr: "127.0.0.1:0", IPPerHost: ipPerHost,
-		Logger: testLog(), AccessLogLimit: 1 << 22,
-	})
-	if err != nil {
-		t.Fatalf("serve: %v", err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return web, srv
-}
 
 // nameURL is page id's URL by host name (resolved by simweb's DNS, which
 // answers each host's own address with IPPerHost, else the main
@@ -51,7 +31,7 @@ func TestQueueByIP(t *testing.T) {
 	const delay = 30 * time.Millisecond
 	for _, ipPerHost := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ipPerHost=%v", ipPerHost), func(t *testing.T) {
-			w, srv := serveWebIPs(t, smallWeb(11, 6, 90, 0), ipPerHost)
+			w, srv := serveWebWith(t, smallWeb(11, 6, 90, 0), simweb.ServeOptions{IPPerHost: ipPerHost})
 			var reqs []Request
 			hosts := 0
 			for h := 0; h < 6 && hosts < 4; h++ {
@@ -368,20 +348,7 @@ func BenchmarkFetchPolicy(b *testing.B) {
 			o := testOptions(b, srv)
 			o.MaxConnections = 32
 			o.Policy, _ = PolicyByName(name)
-			f, err := New(o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var pages int64
-			b.ResetTimer()
-			for range b.N {
-				st, err := f.Run(b.Context(), reqs, func(*Result) error { return nil })
-				if err != nil {
-					b.Fatal(err)
-				}
-				pages += st.Success
-			}
-			b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+			benchFetch(b, o, reqs)
 		})
 	}
 }

@@ -841,10 +841,3 @@ func (sc *scheduler) cacheAddrs(s *server, host string, addrs []netip.Addr) {
 	}
 	s.addrs[host] = addrs
 }
-
-// stats returns a copy of a server's measurements.
-func (sc *scheduler) serverStats(s *server) ServerStats {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	return s.stats
-}

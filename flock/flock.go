@@ -85,9 +85,6 @@ func sameFile(f *os.File, path string) (bool, error) {
 	return os.SameFile(fi, pi), nil
 }
 
-// Path is the locked file's path.
-func (l *Lock) Path() string { return l.path }
-
 // Read returns the lock file's content.
 func (l *Lock) Read() ([]byte, error) {
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
@@ -137,27 +134,4 @@ func (l *Lock) Remove() error {
 		return fmt.Errorf("flock %s: remove: %w", l.path, rerr)
 	}
 	return cerr
-}
-
-// Held reports whether some open file holds a lock on path. A missing
-// file is not held. The answer may be stale as soon as it is returned: use
-// it only to decide whether something left behind by a process is still in
-// use (a scratch directory), never to decide whether to take a lock.
-func Held(path string) (bool, error) {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("flock %s: %w", path, err)
-	}
-	defer f.Close()
-	err = lockFile(f)
-	if errors.Is(err, ErrHeld) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("flock %s: %w", path, err)
-	}
-	return false, nil // closing f releases the test lock
 }

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/killpoint"
@@ -213,9 +212,4 @@ func writeSmall(fsys storage.FS, p string, data []byte) error {
 
 func partName(kind byte, part int) string {
 	return fmt.Sprintf("part-%c-%05d.parquet", kind, part)
-}
-
-// isPartFile reports whether name is a part file the engine writes.
-func isPartFile(name string) bool {
-	return strings.HasPrefix(name, "part-") && strings.HasSuffix(name, ".parquet")
 }

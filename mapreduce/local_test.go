@@ -636,3 +636,8 @@ func TestAllowMissingColumns(t *testing.T) {
 		}
 	}
 }
+
+// isPartFile reports whether name is a part file the engine writes.
+func isPartFile(name string) bool {
+	return strings.HasPrefix(name, "part-") && strings.HasSuffix(name, ".parquet")
+}

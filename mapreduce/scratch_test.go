@@ -122,8 +122,11 @@ func TestKilledJobScratchRemoved(t *testing.T) {
 	if filepath.Base(filepath.Dir(killed)) != userScratch() {
 		t.Errorf("spill files in %s, want a directory in %s", killed, userScratch())
 	}
-	if held, err := flock.Held(filepath.Join(killed, "owner.lock")); err != nil || !held {
-		t.Errorf("the running job's owner.lock: held %v, %v", held, err)
+	if l, err := flock.TryLock(filepath.Join(killed, "owner.lock")); !errors.Is(err, flock.ErrHeld) {
+		if err == nil {
+			l.Unlock()
+		}
+		t.Errorf("the running job's owner.lock: TryLock = %v; want it held", err)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {

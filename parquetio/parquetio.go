@@ -43,7 +43,6 @@ type WriterOption func(*writerConfig)
 type writerConfig struct {
 	rowGroupBytes int64
 	rowGroupRows  int64
-	level         zstd.Level
 	metadata      map[string]string
 	spoolDir      string
 }
@@ -66,11 +65,6 @@ func RowGroupRows(n int64) WriterOption {
 			c.rowGroupRows = n
 		}
 	}
-}
-
-// CompressionLevel sets the zstd level (default zstd.SpeedDefault).
-func CompressionLevel(l zstd.Level) WriterOption {
-	return func(c *writerConfig) { c.level = l }
 }
 
 // SpoolDir sets the directory of the temporary files where a writer keeps
@@ -122,7 +116,7 @@ func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
 }
 
 func newWriterConfig(opts []WriterOption) writerConfig {
-	cfg := writerConfig{rowGroupBytes: DefaultRowGroupBytes, level: zstd.SpeedDefault}
+	cfg := writerConfig{rowGroupBytes: DefaultRowGroupBytes}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -132,7 +126,7 @@ func newWriterConfig(opts []WriterOption) writerConfig {
 // parquetOptions are the parquet-go writer options of c.
 func (c *writerConfig) parquetOptions() []parquet.WriterOption {
 	popts := []parquet.WriterOption{
-		parquet.Compression(newZstdCodec(c.level)),
+		parquet.Compression(newZstdCodec(zstd.SpeedDefault)),
 		parquet.DataPageStatistics(true),
 		parquet.CreatedBy("trawl", "", ""),
 		parquet.ColumnPageBuffers(&spoolPool{dir: c.spoolDir}),
@@ -502,9 +496,6 @@ func compatible(t reflect.Type, file *parquet.Schema, allowMissing bool) error {
 	}
 	return nil
 }
-
-// Name is the file's name as given to Open.
-func (r *Reader[T]) Name() string { return r.name }
 
 // NumRowGroups is the number of row groups in the file.
 func (r *Reader[T]) NumRowGroups() int { return len(r.groups) }

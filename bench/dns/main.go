@@ -12,7 +12,7 @@
 //     asynchronous client and the coalescing of concurrent lookups of one
 //     name alone;
 //   - dnslookup: the plain blocking miekg/dns client trawl used before
-//     (fetcher/dnslookup);
+//     (bench/dns/dnslookup);
 //   - net.Resolver: Go's resolver, pure Go (PreferGo), its Dial pointed at
 //     the same server, asked for IPv4 only ("ip4") as the others are.
 //
@@ -52,7 +52,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/trawl/trawl/fetcher/dnslookup"
+	"github.com/trawl/trawl/bench/dns/dnslookup"
 	"github.com/trawl/trawl/resolver"
 )
 

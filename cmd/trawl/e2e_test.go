@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/csv"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -324,13 +322,4 @@ func checkDumpsAgree(t *testing.T, r *runner, crawl string, rep crawldb.StatsRep
 	if n := strings.Count(res.stdout, "\n"); n != 2 || !strings.Contains(res.stdout, "http://a.test/") {
 		t.Errorf("dump --regex --limit 1:\n%s", res.stdout)
 	}
-}
-
-// dumpDigest is the SHA-256 of readdb dump --format csv: a digest of every
-// row of the installed CrawlDB, in URL order.
-func dumpDigest(t *testing.T, r *runner, crawl string) (string, int) {
-	t.Helper()
-	res := r.ok("--crawl", crawl, "readdb", "dump", "--format", "csv")
-	sum := sha256.Sum256([]byte(res.stdout))
-	return hex.EncodeToString(sum[:]), bytes.Count([]byte(res.stdout), []byte("\n")) - 1
 }

@@ -2,9 +2,8 @@
 // name servers (github.com/miekg/dns): an A query, then AAAA if there is
 // no A record, over UDP with a TCP retry when the answer is truncated,
 // following CNAME chains. It has no cache and blocks for each lookup. The
-// fetch job now resolves with package resolver (cached and asynchronous);
-// this client remains as the simple resolver of the fetcher's tests and
-// as a baseline of the DNS benchmark (bench/dns).
+// fetch job resolves with package resolver (cached and asynchronous); this
+// client is the plain blocking baseline of the DNS benchmark (bench/dns).
 package dnslookup
 
 import (
@@ -68,9 +67,6 @@ func New(servers []string, timeout time.Duration) (*Client, error) {
 	}
 	return c, nil
 }
-
-// Servers returns the name servers asked, with ports.
-func (c *Client) Servers() []string { return append([]string(nil), c.servers...) }
 
 // Error is a failed lookup.
 type Error struct {

@@ -101,7 +101,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"127.0.0.1:53", "[::1]:53", "[::1]:5353", "10.0.0.1:53"}
-	got := c.Servers()
+	got := c.servers
 	if len(got) != len(want) {
 		t.Fatalf("servers %v, want %v", got, want)
 	}
