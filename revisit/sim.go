@@ -299,96 +299,152 @@ type candidate struct {
 	rank     float32 // the schedule's GenerateSortValue if it ranks, else 0
 }
 
-// simulate runs one policy.
+// simulation is the state of one policy's run.
+type simulation struct {
+	tr          *Truth
+	c           Config
+	name        string
+	pol         policy
+	tk          *Tracker
+	maxInterval int32 // seconds (db.fetch.interval.max)
+	datums      []crawldb.Datum
+	cands       []candidate // the round's, reused
+	daily       []int64     // fetches per round
+}
+
+// simulate runs one policy: its datums start unfetched, then each day's
+// round generates and fetches, and the tracker's metrics are the result.
 func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, error) {
 	t0 := time.Now()
-	pol, err := newPolicy(ctx, name, tr, c)
+	sm, err := newSimulation(ctx, tr, c, name)
 	if err != nil {
 		return Metrics{}, err
 	}
-	horizon := float64(c.Days) * daySeconds
-	tk, err := NewTracker(tr.Events, horizon)
-	if err != nil {
-		return Metrics{}, err
-	}
-	maxInterval := int32(c.Schedule.MaxInterval / time.Second)
-	datums := make([]crawldb.Datum, len(tr.Pages))
-	for i, p := range tr.Pages {
-		d := &datums[i]
-		*d = crawldb.Datum{URL: p.URL, Host: p.Host, Status: crawldb.StatusDBUnfetched, ClusterID: -1, Score: 1}
-		pol.initDatum(i, d, tr.Start)
-	}
-	var cands []candidate
-	daily := make([]int64, c.Days)
 	for day := range c.Days {
 		if err := ctx.Err(); err != nil {
 			return Metrics{}, err
 		}
-		now := tr.Start.Add(time.Duration(day) * 24 * time.Hour)
-		sched, err := pol.schedule(ctx, day, now, datums)
-		if err != nil {
-			return Metrics{}, fmt.Errorf("day %d: %w", day, err)
+		if err := sm.round(ctx, day); err != nil {
+			return Metrics{}, err
 		}
-		// generate: the due pages, most overdue first (or by the
-		// schedule's rank, if it ranks), at most Budget.
-		cands = cands[:0]
-		ranker, _ := sched.(crawldb.Ranker)
-		for i := range datums {
-			cp := datums[i]
-			if sched.ShouldFetch(&cp, now) {
-				cd := candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval}
-				if ranker != nil {
-					if v, ok := ranker.GenerateSortValue(&cp, now); ok {
-						cd.rank = v
-					}
-				}
-				cands = append(cands, cd)
-			}
-		}
-		// Unranked candidates all have rank 0: most overdue first.
-		slices.SortFunc(cands, func(a, b candidate) int {
-			return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page))
-		})
-		if len(cands) > c.Budget {
-			cands = cands[:c.Budget]
-		}
-		at := now.Add(c.FetchLag)
-		atSec := at.Sub(tr.Start).Seconds()
-		for _, cd := range cands {
-			i := int(cd.page)
-			if _, _, err := tk.Fetch(i, atSec); err != nil {
-				return Metrics{}, err
-			}
-			version := tr.Events.CountAt(i, atSec)
-			d := &datums[i]
-			d.FetchInterval = cd.interval
-			f, err := tr.FetchedFeatures(i, version)
-			if err != nil {
-				return Metrics{}, err
-			}
-			st := ApplyFetch(sched, d, at, now, Signature(version), f, maxInterval)
-			if c.Trace != nil {
-				c.Trace(name, day, i, st)
-			}
-		}
-		daily[day] = int64(len(cands))
-		c.Log.Debug("revisit: round", "policy", name, "day", day, "due", len(cands))
 	}
 	if c.Final != nil {
-		c.Final(name, datums)
+		c.Final(name, sm.datums)
 	}
-	m := tk.Finish()
-	m.Policy = name
-	m.DailyFetches = daily
-	m.Budget = c.Budget
-	m.BudgetUsed = float64(m.Fetches) / (float64(c.Budget) * float64(c.Days))
-	m.Sources = map[string]int64{}
-	for i := range datums {
-		m.Sources[string(datums[i].Source)]++
-	}
+	m := sm.metrics()
 	m.Seconds = time.Since(t0).Seconds()
 	c.Log.Info("revisit: policy done", "policy", name, "fetches", m.Fetches, "freshness", m.Freshness, "seconds", m.Seconds)
 	return m, nil
+}
+
+// newSimulation prepares policy name's run: the policy, the tracker over
+// c.Days, and every page's datum, unfetched and initialised by the policy.
+func newSimulation(ctx context.Context, tr *Truth, c Config, name string) (*simulation, error) {
+	pol, err := newPolicy(ctx, name, tr, c)
+	if err != nil {
+		return nil, err
+	}
+	tk, err := NewTracker(tr.Events, float64(c.Days)*daySeconds)
+	if err != nil {
+		return nil, err
+	}
+	sm := &simulation{tr: tr, c: c, name: name, pol: pol, tk: tk,
+		maxInterval: int32(c.Schedule.MaxInterval / time.Second),
+		datums:      make([]crawldb.Datum, len(tr.Pages)),
+		daily:       make([]int64, c.Days)}
+	for i, p := range tr.Pages {
+		d := &sm.datums[i]
+		*d = crawldb.Datum{URL: p.URL, Host: p.Host, Status: crawldb.StatusDBUnfetched, ClusterID: -1, Score: 1}
+		pol.initDatum(i, d, tr.Start)
+	}
+	return sm, nil
+}
+
+// round runs the crawl round of day: the policy's schedule, generate's
+// due pages, and their fetches and updates.
+func (sm *simulation) round(ctx context.Context, day int) error {
+	now := sm.tr.Start.Add(time.Duration(day) * 24 * time.Hour)
+	sched, err := sm.pol.schedule(ctx, day, now, sm.datums)
+	if err != nil {
+		return fmt.Errorf("day %d: %w", day, err)
+	}
+	sm.generate(sched, now)
+	if err := sm.fetch(sched, day, now); err != nil {
+		return err
+	}
+	sm.daily[day] = int64(len(sm.cands))
+	sm.c.Log.Debug("revisit: round", "policy", sm.name, "day", day, "due", len(sm.cands))
+	return nil
+}
+
+// generate sets sm.cands to the pages sched says are due at now, most
+// overdue first (or by the schedule's rank, if it ranks), at most Budget.
+func (sm *simulation) generate(sched crawldb.Schedule, now time.Time) {
+	sm.cands = sm.cands[:0]
+	ranker, _ := sched.(crawldb.Ranker)
+	for i := range sm.datums {
+		cp := sm.datums[i]
+		if sched.ShouldFetch(&cp, now) {
+			cd := candidate{page: int32(i), due: cp.FetchTime.UnixMilli(), interval: cp.FetchInterval}
+			if ranker != nil {
+				if v, ok := ranker.GenerateSortValue(&cp, now); ok {
+					cd.rank = v
+				}
+			}
+			sm.cands = append(sm.cands, cd)
+		}
+	}
+	// Unranked candidates all have rank 0: most overdue first.
+	slices.SortFunc(sm.cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.due, b.due), cmp.Compare(a.page, b.page))
+	})
+	if len(sm.cands) > sm.c.Budget {
+		sm.cands = sm.cands[:sm.c.Budget]
+	}
+}
+
+// fetch fetches the round's candidates FetchLag after now, the start of
+// day's round: the tracker scores each fetch, and updatedb's merge
+// (ApplyFetch) records it in the page's datum.
+func (sm *simulation) fetch(sched crawldb.Schedule, day int, now time.Time) error {
+	tr := sm.tr
+	at := now.Add(sm.c.FetchLag)
+	atSec := at.Sub(tr.Start).Seconds()
+	for _, cd := range sm.cands {
+		i := int(cd.page)
+		if _, _, err := sm.tk.Fetch(i, atSec); err != nil {
+			return err
+		}
+		version := tr.Events.CountAt(i, atSec)
+		d := &sm.datums[i]
+		d.FetchInterval = cd.interval
+		f, err := tr.FetchedFeatures(i, version)
+		if err != nil {
+			return err
+		}
+		st := ApplyFetch(sched, d, at, now, Signature(version), f, sm.maxInterval)
+		if sm.c.Trace != nil {
+			sm.c.Trace(sm.name, day, i, st)
+		}
+	}
+	return nil
+}
+
+// metrics finishes the tracker and completes its metrics with the
+// policy's budget, its use, the fetches per round and the datums' sources
+// (Seconds is left to the caller).
+func (sm *simulation) metrics() Metrics {
+	c := sm.c
+	m := sm.tk.Finish()
+	m.Policy = sm.name
+	m.DailyFetches = sm.daily
+	m.Budget = c.Budget
+	m.BudgetUsed = float64(m.Fetches) / (float64(c.Budget) * float64(c.Days))
+	m.Sources = map[string]int64{}
+	for i := range sm.datums {
+		m.Sources[string(sm.datums[i].Source)]++
+	}
+	return m
 }
 
 // Signature is the simulated content signature of a page's version: equal

@@ -127,14 +127,45 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 		return nil, fmt.Errorf("revisit: horizon %v: want a positive duration", horizon)
 	}
 	start := web.Config().Epoch
-	end := start.Add(horizon)
-	n := web.NumPages()
-	type row struct {
-		ok, nofollow bool
-		page         Page
-		ev           []float64
+	rows, err := readRows(ctx, web, start, start.Add(horizon))
+	if err != nil {
+		return nil, err
 	}
-	rows := make([]row, n)
+	tr := &Truth{Start: start, Horizon: horizon, web: web}
+	var per [][]float64
+	var nofollow []bool
+	for _, r := range rows {
+		if r.ok {
+			nofollow = append(nofollow, r.nofollow)
+			tr.Pages = append(tr.Pages, r.page)
+			per = append(per, r.ev)
+		}
+	}
+	tr.countInlinks(nofollow)
+	if len(tr.Pages) == 0 {
+		return nil, fmt.Errorf("revisit: the web has no fetchable content pages")
+	}
+	ev, err := NewEvents(per)
+	if err != nil {
+		return nil, err
+	}
+	tr.Events = ev
+	return tr, nil
+}
+
+// truthRow is what NewTruth reads of one page of the web.
+type truthRow struct {
+	ok, nofollow bool // ok: the page is fetchable (in the truth)
+	page         Page
+	ev           []float64 // change events, seconds since the start
+}
+
+// readRows reads every page of web, indexed by page id, with its change
+// events in (start, end], on GOMAXPROCS goroutines (page id modulo the
+// number of goroutines picks a page's goroutine).
+func readRows(ctx context.Context, web *simweb.Web, start, end time.Time) ([]truthRow, error) {
+	n := web.NumPages()
+	rows := make([]truthRow, n)
 	workers := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -152,27 +183,7 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 					errs[w] = ctx.Err()
 					return
 				}
-				p := web.Page(id)
-				if !p.Kind.IsContent() || p.Status != 200 || !p.RobotsAllowed {
-					continue
-				}
-				url := web.URL(id, simweb.Addressing{})
-				var ev []float64
-				for _, t := range web.ChangeTimes(id, start, end) {
-					ev = append(ev, t.Sub(start).Seconds())
-				}
-				f := p.Features
-				if p.Kind == simweb.KindDocument {
-					f.Words = 0 // trawl's parse keeps no text of a PDF
-				}
-				if p.Nofollow {
-					f.Outlinks = 0 // nor the links of a nofollow page
-				}
-				rows[id] = row{ok: true, nofollow: p.Nofollow, ev: ev, page: Page{
-					ID: id, URL: url, Host: web.Host(p.Host).Name, Rate: p.Rate,
-					Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
-						Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
-				}}
+				rows[id] = readRow(web, id, start, end)
 			}
 		}()
 	}
@@ -182,43 +193,58 @@ func NewTruth(ctx context.Context, web *simweb.Web, horizon time.Duration) (*Tru
 			return nil, err
 		}
 	}
-	tr := &Truth{Start: start, Horizon: horizon, web: web}
-	var per [][]float64
-	index := make(map[int]int) // page id → index into tr.Pages
-	var nofollow []bool
-	for _, r := range rows {
-		if r.ok {
-			index[r.page.ID] = len(tr.Pages)
-			nofollow = append(nofollow, r.nofollow)
-			tr.Pages = append(tr.Pages, r.page)
-			per = append(per, r.ev)
-		}
+	return rows, nil
+}
+
+// readRow reads page id of web, if fetchable: its URL, host, rate, the
+// features a crawl records (see Page.Features; Inlinks are the web's until
+// countInlinks) and its change events in (start, end].
+func readRow(web *simweb.Web, id int, start, end time.Time) truthRow {
+	p := web.Page(id)
+	if !p.Kind.IsContent() || p.Status != 200 || !p.RobotsAllowed {
+		return truthRow{}
 	}
-	// Inlinks as a crawl of these pages counts them: the distinct
-	// simulated pages whose (followed) links point here.
-	in := make([]int32, len(tr.Pages))
-	for j, p := range tr.Pages {
+	url := web.URL(id, simweb.Addressing{})
+	var ev []float64
+	for _, t := range web.ChangeTimes(id, start, end) {
+		ev = append(ev, t.Sub(start).Seconds())
+	}
+	f := p.Features
+	if p.Kind == simweb.KindDocument {
+		f.Words = 0 // trawl's parse keeps no text of a PDF
+	}
+	if p.Nofollow {
+		f.Outlinks = 0 // nor the links of a nofollow page
+	}
+	return truthRow{ok: true, nofollow: p.Nofollow, ev: ev, page: Page{
+		ID: id, URL: url, Host: web.Host(p.Host).Name, Rate: p.Rate,
+		Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
+			Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
+	}}
+}
+
+// countInlinks sets every page's Inlinks as a crawl of these pages counts
+// them: the distinct simulated pages whose (followed) links point here.
+// nofollow[j] says page j's links are not followed.
+func (t *Truth) countInlinks(nofollow []bool) {
+	index := make(map[int]int, len(t.Pages)) // page id → index into t.Pages
+	for k, p := range t.Pages {
+		index[p.ID] = k
+	}
+	in := make([]int32, len(t.Pages))
+	for j, p := range t.Pages {
 		if nofollow[j] {
 			continue
 		}
 		seen := map[int]bool{}
-		for _, t := range web.Outlinks(p.ID) {
-			if k, ok := index[t]; ok && !seen[t] {
-				seen[t] = true
+		for _, id := range t.web.Outlinks(p.ID) {
+			if k, ok := index[id]; ok && !seen[id] {
+				seen[id] = true
 				in[k]++
 			}
 		}
 	}
-	for k := range tr.Pages {
-		tr.Pages[k].Features.Inlinks = in[k]
+	for k := range t.Pages {
+		t.Pages[k].Features.Inlinks = in[k]
 	}
-	if len(tr.Pages) == 0 {
-		return nil, fmt.Errorf("revisit: the web has no fetchable content pages")
-	}
-	ev, err := NewEvents(per)
-	if err != nil {
-		return nil, err
-	}
-	tr.Events = ev
-	return tr, nil
 }

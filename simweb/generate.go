@@ -167,6 +167,10 @@ func permutation(seed, stream uint64, n int) []int32 {
 	return p
 }
 
+// makeHosts lays out the hosts: the regular hosts' sizes, genres, roles
+// and serving profiles, then the hostile and unresolvable hosts, the
+// addresses and path tables of all, and the popularity order of the
+// regular hosts.
 func (g *generator) makeHosts() {
 	w := g.w
 	cfg := w.cfg
@@ -174,12 +178,27 @@ func (g *generator) makeHosts() {
 	w.regular = cfg.Hosts
 	ndead := max(1, cfg.Hosts/50)
 	w.hosts = make([]host, cfg.Hosts+hostileHosts+ndead)
+	g.assignGenres(sizes)
+	g.assignRoles()
+	for i := range cfg.Hosts {
+		g.hostProfile(i, sizes[i])
+	}
+	g.addHostileHosts()
+	g.addDeadHosts(ndead)
+	g.registerHosts()
+	g.rankHosts(sizes)
+	w.zipf = newZipf(max(slices.Max(sizes), cfg.Hosts), pageZipfS)
+	g.allocHostScratch()
+}
 
-	// Genres: hosts in random order take the genre furthest below its
-	// page share, so that page-weighted shares track genreShare.
+// assignGenres gives every regular host a genre: hosts in random order
+// take the genre furthest below its page share, so that page-weighted
+// shares track genreShare.
+func (g *generator) assignGenres(sizes []int) {
+	w := g.w
 	var assigned [numGenres]float64
 	total := 0.0
-	for _, hi := range permutation(cfg.Seed, sGenre, cfg.Hosts) {
+	for _, hi := range permutation(w.cfg.Seed, sGenre, w.cfg.Hosts) {
 		n := float64(sizes[hi])
 		best, bestDef := GenreCommerce, math.Inf(-1)
 		for gi := range numGenres {
@@ -192,8 +211,13 @@ func (g *generator) makeHosts() {
 		assigned[best] += n
 		total += n
 	}
+}
 
-	// Roles, from disjoint segments of a random order.
+// assignRoles gives regular hosts their roles (roleShares), from disjoint
+// segments of a random order; the rest stay RoleNormal.
+func (g *generator) assignRoles() {
+	w := g.w
+	cfg := w.cfg
 	order := permutation(cfg.Seed, sHostRole, cfg.Hosts)
 	next := 0
 	for _, rs := range roleShares {
@@ -209,67 +233,108 @@ func (g *generator) makeHosts() {
 			next++
 		}
 	}
+}
 
-	for i := range cfg.Hosts {
-		h := &w.hosts[i]
-		h.name = hostName(i, cfg.Hosts)
-		h.content = int32(sizes[i])
-		r := newRNG(cfg.Seed, sHostProfile, uint64(i), 0)
-		h.latency = min(time.Duration(float64(latencyMedian)*math.Exp(0.6*r.normal())), latencyCap)
-		h.latency = max(h.latency, time.Millisecond).Round(time.Millisecond)
-		if h.role == RoleSlow {
-			h.latency = slowLatencyMin + time.Duration(r.float()*float64(slowLatencySpan))
-			h.latency = h.latency.Round(time.Millisecond)
-		}
-		switch u := r.float(); {
-		case u < 0.45:
-			h.keepAlive = 100
-		case u < 0.70:
-			h.keepAlive = r.between(10, 50)
-		case u < 0.90:
-			h.keepAlive = r.between(2, 5)
-		default:
-			h.keepAlive = 0
-		}
-		if h.role == RoleHTTP10 {
-			h.keepAlive = 1
-		}
-		switch u := r.float(); {
-		case u < 0.70:
-			h.validators = ValidatorsBoth
-		case u < 0.80:
-			h.validators = ValidatorsLastMod
-		case u < 0.85:
-			h.validators = ValidatorsETag
-		case u < 0.95:
-			h.validators = ValidatorsNone
-		default:
-			h.validators = ValidatorsIgnored
-		}
-		h.weakETag = r.chance(0.2)
-		switch u := r.float(); {
-		case u < 0.85:
-			h.locale = 0
-		case u < 0.93:
-			h.locale = 1
-		default:
-			h.locale = 2
-		}
-		h.images = 10 + h.content/4
-		h.style = siteStyle(&r)
+// hostProfile names regular host i, of size content pages, and draws how
+// it serves: latency, keep-alive, validators, locale and stylesheet (in
+// that order, from the host's own random sequence).
+func (g *generator) hostProfile(i, size int) {
+	w := g.w
+	h := &w.hosts[i]
+	h.name = hostName(i, w.cfg.Hosts)
+	h.content = int32(size)
+	r := newRNG(w.cfg.Seed, sHostProfile, uint64(i), 0)
+	h.latency = drawLatency(&r, h.role)
+	h.keepAlive = drawKeepAlive(&r)
+	if h.role == RoleHTTP10 {
+		h.keepAlive = 1
 	}
+	h.validators = drawValidators(&r)
+	h.weakETag = r.chance(0.2)
+	h.locale = drawLocale(&r)
+	h.images = 10 + h.content/4
+	h.style = siteStyle(&r)
+}
+
+// drawLatency draws a host's median latency: lognormal around
+// latencyMedian, capped, whole milliseconds; slow hosts draw again from
+// slowLatencyMin plus up to slowLatencySpan.
+func drawLatency(r *rng, role Role) time.Duration {
+	d := min(time.Duration(float64(latencyMedian)*math.Exp(0.6*r.normal())), latencyCap)
+	d = max(d, time.Millisecond).Round(time.Millisecond)
+	if role == RoleSlow {
+		d = slowLatencyMin + time.Duration(r.float()*float64(slowLatencySpan))
+		d = d.Round(time.Millisecond)
+	}
+	return d
+}
+
+// drawKeepAlive draws the requests a host serves per connection (0:
+// unlimited).
+func drawKeepAlive(r *rng) int {
+	switch u := r.float(); {
+	case u < 0.45:
+		return 100
+	case u < 0.70:
+		return r.between(10, 50)
+	case u < 0.90:
+		return r.between(2, 5)
+	}
+	return 0
+}
+
+// drawValidators draws which validators a host sends and honours.
+func drawValidators(r *rng) Validators {
+	switch u := r.float(); {
+	case u < 0.70:
+		return ValidatorsBoth
+	case u < 0.80:
+		return ValidatorsLastMod
+	case u < 0.85:
+		return ValidatorsETag
+	case u < 0.95:
+		return ValidatorsNone
+	}
+	return ValidatorsIgnored
+}
+
+// drawLocale draws a host's locale (see host.locale).
+func drawLocale(r *rng) uint8 {
+	switch u := r.float(); {
+	case u < 0.85:
+		return 0
+	case u < 0.93:
+		return 1
+	}
+	return 2
+}
+
+// addHostileHosts sets up the hostile hosts after the regular ones.
+func (g *generator) addHostileHosts() {
+	w := g.w
 	for k, hn := range hostileNames {
-		h := &w.hosts[cfg.Hosts+k]
+		h := &w.hosts[w.cfg.Hosts+k]
 		h.name = hn.name + "." + Domain
 		h.role = hn.role
 		h.keepAlive = 0
 		h.validators = ValidatorsNone
 	}
+}
+
+// addDeadHosts sets up the ndead unresolvable hosts, last of all.
+func (g *generator) addDeadHosts(ndead int) {
+	w := g.w
 	for k := range ndead {
-		h := &w.hosts[cfg.Hosts+hostileHosts+k]
+		h := &w.hosts[w.cfg.Hosts+hostileHosts+k]
 		h.name = fmt.Sprintf("gone-%03d.%s", k+1, Domain)
 		h.role = RoleUnresolvable
 	}
+}
+
+// registerHosts gives every host its address and path table, and the
+// resolvable ones their entry in byName.
+func (g *generator) registerHosts() {
+	w := g.w
 	for i := range w.hosts {
 		h := &w.hosts[i]
 		h.ip = hostIP(i)
@@ -278,9 +343,12 @@ func (g *generator) makeHosts() {
 			w.byName[h.name] = int32(i)
 		}
 	}
+}
 
-	// Popularity of hosts for cross-host links: bigger hosts tend to be
-	// more popular.
+// rankHosts orders the regular hosts by popularity for cross-host links
+// (g.hostPop): bigger hosts tend to be more popular.
+func (g *generator) rankHosts(sizes []int) {
+	cfg := g.w.cfg
 	g.hostPop = make([]int32, cfg.Hosts)
 	keys := make([]float64, cfg.Hosts)
 	for i := range cfg.Hosts {
@@ -297,10 +365,11 @@ func (g *generator) makeHosts() {
 		}
 		return 0
 	})
-	maxSize := slices.Max(sizes)
-	w.zipf = newZipf(max(maxSize, cfg.Hosts), pageZipfS)
+}
 
-	n := len(w.hosts)
+// allocHostScratch makes the generator's per-host lists.
+func (g *generator) allocHostScratch() {
+	n := len(g.w.hosts)
 	g.extra = make([][]int32, n)
 	g.missing = make([][]int32, n)
 	g.aliases = make([][]int32, n)
@@ -425,8 +494,9 @@ func (g *generator) makeHost(hi int32) {
 	}
 }
 
-// pageTraits draws a content page's words, images, encoding, flags,
-// creation time and random-link count.
+// pageTraits draws a content page's size (words and images), creation
+// time, flags and encoding, in that order from the page's own random
+// sequence (the order of the draws fixes the web).
 func (g *generator) pageTraits(id int32) {
 	w := g.w
 	p := &w.pages[id]
@@ -434,21 +504,7 @@ func (g *generator) pageTraits(id int32) {
 	r := newRNG(w.cfg.Seed, sPage, uint64(id), 0)
 	zw, zo := r.normal(), r.normal()
 	g.zw[id], g.zo[id] = float32(zw), float32(zo)
-	var median, sigma float64
-	switch p.kind {
-	case KindHome:
-		median, sigma = 200, 0.5
-		p.images = int32(r.poisson(5))
-	case KindDirectory:
-		median, sigma = 80, 0.6
-		p.images = int32(r.poisson(1))
-	case KindDocument:
-		median, sigma = 1200, 0.8
-	default:
-		median, sigma = leafWords[h.genre], 0.7
-		p.images = int32(r.poisson(1.5 * math.Exp(0.3*zw)))
-	}
-	p.words = int32(min(max(median*math.Exp(sigma*zw), 10), maxWords))
+	drawSize(&r, p, h.genre, zw)
 	p.status = 200
 	ageDays := 1 + r.exp()*300
 	if p.kind == KindHome {
@@ -462,59 +518,103 @@ func (g *generator) pageTraits(id int32) {
 		p.flags |= flagBroken
 		p.status = 500
 	}
+	p.flags |= drawMarkupFlags(&r, p.path)
+	p.enc = drawEncoding(&r, h.locale)
+	p.flags |= drawCharsetFlags(&r, p.enc)
+}
+
+// drawSize draws page p's images and sets its words from zw (its standard
+// normal size draw), by kind and, for leaves, the host's genre.
+func drawSize(r *rng, p *page, genre Genre, zw float64) {
+	var median, sigma float64
+	switch p.kind {
+	case KindHome:
+		median, sigma = 200, 0.5
+		p.images = int32(r.poisson(5))
+	case KindDirectory:
+		median, sigma = 80, 0.6
+		p.images = int32(r.poisson(1))
+	case KindDocument:
+		median, sigma = 1200, 0.8
+	default:
+		median, sigma = leafWords[genre], 0.7
+		p.images = int32(r.poisson(1.5 * math.Exp(0.3*zw)))
+	}
+	p.words = int32(min(max(median*math.Exp(sigma*zw), 10), maxWords))
+}
+
+// drawMarkupFlags draws an HTML page's robots meta, <base> and link-style
+// flags; path is the page's path (the root has no parent for <base>).
+func drawMarkupFlags(r *rng, path string) uint16 {
+	var f uint16
 	switch u := r.float(); {
 	case u < 0.02:
-		p.flags |= flagNoindex
+		f |= flagNoindex
 	case u < 0.04:
-		p.flags |= flagNofollow
+		f |= flagNofollow
 	case u < 0.045:
-		p.flags |= flagNoindex | flagNofollow
+		f |= flagNoindex | flagNofollow
 	}
 	if r.chance(0.04) {
-		p.flags |= flagBase
-		if r.chance(0.5) && p.path != "/" {
-			p.flags |= flagBaseParent
+		f |= flagBase
+		if r.chance(0.5) && path != "/" {
+			f |= flagBaseParent
 		}
 	}
 	switch u := r.float(); {
 	case u < 0.35:
-		p.flags |= flagRelative
+		f |= flagRelative
 	case u < 0.70:
-		p.flags |= flagRootRel
+		f |= flagRootRel
 	}
-	switch h.locale {
+	return f
+}
+
+// drawEncoding draws an HTML page's encoding for its host's locale: most
+// pages of a Latin or Japanese host use its legacy charset, the rest UTF-8.
+func drawEncoding(r *rng, locale uint8) uint8 {
+	switch locale {
 	case 1:
 		if r.chance(0.7) {
-			p.enc = encWindows1252
+			return encWindows1252
 		}
 	case 2:
 		if r.chance(0.6) {
-			p.enc = encShiftJIS
+			return encShiftJIS
 		}
 	}
+	return encUTF8
+}
+
+// drawCharsetFlags draws where an HTML page in encoding enc declares its
+// charset (header, meta or both; a UTF-8 page may declare none) and the
+// form of the meta.
+func drawCharsetFlags(r *rng, enc uint8) uint16 {
+	var f uint16
 	u := r.float()
-	if p.enc != encUTF8 {
+	if enc != encUTF8 {
 		switch {
 		case u < 0.4:
-			p.flags |= flagCharsetHead
+			f |= flagCharsetHead
 		case u < 0.7:
-			p.flags |= flagCharsetMeta
+			f |= flagCharsetMeta
 		default:
-			p.flags |= flagCharsetHead | flagCharsetMeta
+			f |= flagCharsetHead | flagCharsetMeta
 		}
 	} else {
 		switch {
 		case u < 0.6:
-			p.flags |= flagCharsetHead
+			f |= flagCharsetHead
 		case u < 0.8:
-			p.flags |= flagCharsetMeta
+			f |= flagCharsetMeta
 		case u < 0.9:
-			p.flags |= flagCharsetHead | flagCharsetMeta
+			f |= flagCharsetHead | flagCharsetMeta
 		}
 	}
 	if r.chance(0.5) {
-		p.flags |= flagMetaEquiv
+		f |= flagMetaEquiv
 	}
+	return f
 }
 
 // randomPage draws a popular page of host hi (Zipf over its popularity
@@ -529,104 +629,148 @@ func (g *generator) randomPage(r *rng, hi int32) int32 {
 func (g *generator) makeSpecials() {
 	w := g.w
 	for hi := range int32(w.regular) {
-		h := &w.hosts[hi]
 		r := newRNG(w.cfg.Seed, sSpecial, uint64(hi), 0)
-		for k := range 1 + h.content/100 {
-			dir := dirOf(w.pages[h.rank[r.intn(len(h.rank))]].path)
-			path := dir + "old-" + g.slug(&r, 1) + "-" + strconv.Itoa(int(k)) + ".html"
-			if _, dup := h.paths[path]; dup {
-				continue
-			}
-			g.missing[hi] = append(g.missing[hi], g.addPage(page{host: hi, kind: KindMissing, path: path, status: 404,
-				created: w.epochSec, parent: -1}))
-		}
-		na := int(h.content / 50)
-		if h.content >= 10 {
-			na = max(na, 1)
-		}
-		for k := range na {
-			p := page{host: hi, kind: KindRedirect, status: 301, created: w.epochSec, parent: -1}
-			var target int32
-			if r.chance(0.1) && w.regular > 1 {
-				oh := int32(r.intn(w.regular - 1))
-				if oh >= hi {
-					oh++
-				}
-				target = g.randomPage(&r, oh)
-			} else {
-				target = g.randomPage(&r, hi)
-				if r.chance(0.25) {
-					p.flags |= flagRelLocation
-				}
-			}
-			if r.chance(0.2) {
-				p.status, p.flags = 302, p.flags|flagTemp
-				p.path = "/go/" + strconv.Itoa(k)
-			} else {
-				p.path = "/old/" + g.slug(&r, 2) + "-" + strconv.Itoa(k) + ".html"
-			}
-			id := g.addPage(p)
-			w.pages[id].target = target
-			g.aliases[hi] = append(g.aliases[hi], id)
-		}
+		g.makeMissing(&r, hi)
+		g.makeAliases(&r, hi)
 	}
 	w.special = specialPages{trap: -1, loop: -1, chain: -1, huge: -1, bomb: -1}
 	for k, id := range g.hostile {
 		w.special.hostile[k] = id
 	}
-	// Hazard hosts: healthy regular hosts with a few pages.
+	cand := g.hazardHosts()
+	if len(cand) == 0 {
+		return
+	}
+	pickHost := func(k int) int32 { return cand[k%len(cand)] }
+	if w.cfg.Hazards&HazardTraps != 0 {
+		w.special.trap = g.hazardPage(pickHost(0), KindTrap, "/calendar/", 200)
+		w.special.loop = g.makeLoop(pickHost(1))
+		w.special.chain = g.makeChain(pickHost(2))
+	}
+	if w.cfg.Hazards&HazardBombs != 0 {
+		w.special.huge = g.hazardPage(pickHost(3), KindHuge, "/huge.html", 200)
+		w.special.bomb = g.hazardPage(pickHost(4), KindBomb, "/bomb.html", 200)
+	}
+	g.linkUnreachableHosts()
+}
+
+// makeMissing adds the 404 targets of regular host hi: about one per
+// hundred pages, "old-" pages in the directories of existing ones.
+func (g *generator) makeMissing(r *rng, hi int32) {
+	w := g.w
+	h := &w.hosts[hi]
+	for k := range 1 + h.content/100 {
+		dir := dirOf(w.pages[h.rank[r.intn(len(h.rank))]].path)
+		path := dir + "old-" + g.slug(r, 1) + "-" + strconv.Itoa(int(k)) + ".html"
+		if _, dup := h.paths[path]; dup {
+			continue
+		}
+		g.missing[hi] = append(g.missing[hi], g.addPage(page{host: hi, kind: KindMissing, path: path, status: 404,
+			created: w.epochSec, parent: -1}))
+	}
+}
+
+// makeAliases adds the redirects of regular host hi: about one per fifty
+// pages (at least one on a host of ten), mostly to a page of the same
+// host, some temporary (302), some with a relative Location.
+func (g *generator) makeAliases(r *rng, hi int32) {
+	w := g.w
+	h := &w.hosts[hi]
+	na := int(h.content / 50)
+	if h.content >= 10 {
+		na = max(na, 1)
+	}
+	for k := range na {
+		p := page{host: hi, kind: KindRedirect, status: 301, created: w.epochSec, parent: -1}
+		var target int32
+		if r.chance(0.1) && w.regular > 1 {
+			oh := int32(r.intn(w.regular - 1))
+			if oh >= hi {
+				oh++
+			}
+			target = g.randomPage(r, oh)
+		} else {
+			target = g.randomPage(r, hi)
+			if r.chance(0.25) {
+				p.flags |= flagRelLocation
+			}
+		}
+		if r.chance(0.2) {
+			p.status, p.flags = 302, p.flags|flagTemp
+			p.path = "/go/" + strconv.Itoa(k)
+		} else {
+			p.path = "/old/" + g.slug(r, 2) + "-" + strconv.Itoa(k) + ".html"
+		}
+		id := g.addPage(p)
+		w.pages[id].target = target
+		g.aliases[hi] = append(g.aliases[hi], id)
+	}
+}
+
+// hazardHosts returns the hosts that may carry hazard pages: healthy
+// regular hosts with a few pages, in random order.
+func (g *generator) hazardHosts() []int32 {
+	w := g.w
 	var cand []int32
 	for _, hi := range permutation(w.cfg.Seed, sSpecial, w.regular) {
 		if h := &w.hosts[hi]; h.role == RoleNormal && h.content >= 5 {
 			cand = append(cand, hi)
 		}
 	}
-	if len(cand) == 0 {
-		return
-	}
-	pickHost := func(k int) int32 { return cand[k%len(cand)] }
-	mk := func(hi int32, kind Kind, path string, status int16) int32 {
-		id := g.addPage(page{host: hi, kind: kind, path: path, status: status, created: w.epochSec - 86400, parent: -1})
-		g.extra[hi] = append(g.extra[hi], id)
-		g.protect[hi] = append(g.protect[hi], path)
-		return id
-	}
-	if w.cfg.Hazards&HazardTraps != 0 {
-		hi := pickHost(0)
-		w.special.trap = mk(hi, KindTrap, "/calendar/", 200)
+	return cand
+}
 
-		hi = pickHost(1)
-		a := mk(hi, KindLoop, "/loop/a", 302)
-		b := g.addPage(page{host: hi, kind: KindLoop, path: "/loop/b", status: 302, created: w.epochSec, parent: -1})
-		w.pages[a].target, w.pages[b].target = b, a
-		w.pages[a].flags |= flagTemp
-		w.pages[b].flags |= flagTemp
-		w.special.loop = a
+// hazardPage adds a hazard page at path on host hi, linked from the home
+// page and allowed by robots.txt, and returns its id.
+func (g *generator) hazardPage(hi int32, kind Kind, path string, status int16) int32 {
+	w := g.w
+	id := g.addPage(page{host: hi, kind: kind, path: path, status: status, created: w.epochSec - 86400, parent: -1})
+	g.extra[hi] = append(g.extra[hi], id)
+	g.protect[hi] = append(g.protect[hi], path)
+	return id
+}
 
-		hi = pickHost(2)
-		r := newRNG(w.cfg.Seed, sSpecial, uint64(hi), 1)
-		final := g.randomPage(&r, hi)
-		prev := int32(-1)
-		for k := 1; k <= chainLength; k++ {
-			path := "/chain/" + strconv.Itoa(k)
-			var id int32
-			if k == 1 {
-				id = mk(hi, KindRedirect, path, 302)
-				w.special.chain = id
-			} else {
-				id = g.addPage(page{host: hi, kind: KindRedirect, path: path, status: 302, created: w.epochSec, parent: -1})
-				w.pages[prev].target = id
-			}
-			w.pages[id].flags |= flagTemp
-			prev = id
+// makeLoop adds a pair of temporary redirects on host hi that point at
+// each other, and returns the first (the one linked).
+func (g *generator) makeLoop(hi int32) int32 {
+	w := g.w
+	a := g.hazardPage(hi, KindLoop, "/loop/a", 302)
+	b := g.addPage(page{host: hi, kind: KindLoop, path: "/loop/b", status: 302, created: w.epochSec, parent: -1})
+	w.pages[a].target, w.pages[b].target = b, a
+	w.pages[a].flags |= flagTemp
+	w.pages[b].flags |= flagTemp
+	return a
+}
+
+// makeChain adds a chain of chainLength temporary redirects on host hi
+// ending at a popular page of the host, and returns its first hop (the
+// one linked).
+func (g *generator) makeChain(hi int32) int32 {
+	w := g.w
+	r := newRNG(w.cfg.Seed, sSpecial, uint64(hi), 1)
+	final := g.randomPage(&r, hi)
+	first, prev := int32(-1), int32(-1)
+	for k := 1; k <= chainLength; k++ {
+		path := "/chain/" + strconv.Itoa(k)
+		var id int32
+		if k == 1 {
+			id = g.hazardPage(hi, KindRedirect, path, 302)
+			first = id
+		} else {
+			id = g.addPage(page{host: hi, kind: KindRedirect, path: path, status: 302, created: w.epochSec, parent: -1})
+			w.pages[prev].target = id
 		}
-		w.pages[prev].target = final
+		w.pages[id].flags |= flagTemp
+		prev = id
 	}
-	if w.cfg.Hazards&HazardBombs != 0 {
-		w.special.huge = mk(pickHost(3), KindHuge, "/huge.html", 200)
-		w.special.bomb = mk(pickHost(4), KindBomb, "/bomb.html", 200)
-	}
-	// Every hostile and unresolvable host gets at least one inlink.
+	w.pages[prev].target = final
+	return first
+}
+
+// linkUnreachableHosts gives every hostile (when their links are on) and
+// unresolvable host an inlink from the home page of a regular host.
+func (g *generator) linkUnreachableHosts() {
+	w := g.w
 	var targets []int32
 	if w.cfg.Hazards&HazardHostileLinks != 0 {
 		targets = append(targets, g.hostile...)

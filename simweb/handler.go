@@ -76,7 +76,10 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the Flusher and Hijacker.
 func (c *countingWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
-// ServeHTTP answers one request for any host of the web.
+// ServeHTTP answers one request for any host of the web: it resolves the
+// host (or a control endpoint), lets a hostile host misbehave, checks the
+// method, waits the host's latency, then builds and writes the response.
+// Every request is logged in the access log.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	ci, _ := r.Context().Value(connKey{}).(*connInfo)
 	if ci == nil {
@@ -87,36 +90,13 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	n := ci.reqs.Add(1)
 	sim := s.clock.now()
 	cw := &countingWriter{ResponseWriter: rw}
-	a := Access{
-		Start: time.Now(), Sim: sim, HostHeader: r.Host, Method: r.Method, Path: r.RequestURI,
-		Conn: ci.id, ConnRequest: n, Remote: ci.remote, Local: ci.local.String(), UserAgent: r.UserAgent(),
-		Conditional: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "",
-		Page:        -1, Version: -1, Status: -1,
-	}
-	defer func() {
-		a.End = time.Now()
-		if a.Status < 0 {
-			a.Status, a.Bytes = int32(cw.status), cw.n
-		}
-		s.access.add(a)
-	}()
-	defer func() {
-		// A bug must not take the server down; net/http would recover too,
-		// but the access log should say what happened.
-		if p := recover(); p != nil {
-			s.log.Error("simweb: panic serving request", "host", r.Host, "path", r.URL.Path, "panic", p)
-			a.Outcome = "panic"
-			panic(http.ErrAbortHandler)
-		}
-	}()
+	a := newAccess(r, ci, n, sim)
+	defer s.logAccess(&a, cw)
+	defer s.recoverPanic(r, &a)
 
 	hi := s.hostFor(ci, r.Host)
 	if hi < 0 {
-		if r.URL.Path == "/_simweb" || strings.HasPrefix(r.URL.Path, "/_simweb/") {
-			s.control(cw, r)
-			return
-		}
-		http.Error(cw, "simweb: no such host "+r.Host, http.StatusNotFound)
+		s.noHost(cw, r)
 		return
 	}
 	h := &s.web.hosts[hi]
@@ -135,6 +115,62 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(cw, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
+	if !s.wait(r, h, ci.id, n, &a) {
+		a.Outcome = "aborted"
+		return
+	}
+	s.answer(cw, r, hi, sim, &a)
+}
+
+// newAccess starts the access-log entry of request r, the n-th on
+// connection ci, answered at simulated time sim.
+func newAccess(r *http.Request, ci *connInfo, n int32, sim time.Time) Access {
+	return Access{
+		Start: time.Now(), Sim: sim, HostHeader: r.Host, Method: r.Method, Path: r.RequestURI,
+		Conn: ci.id, ConnRequest: n, Remote: ci.remote, Local: ci.local.String(), UserAgent: r.UserAgent(),
+		Conditional: r.Header.Get("If-None-Match") != "" || r.Header.Get("If-Modified-Since") != "",
+		Page:        -1, Version: -1, Status: -1,
+	}
+}
+
+// logAccess completes a (deferred to the end of the request) with what
+// cw wrote, unless the handler set the status itself, and logs it.
+func (s *Server) logAccess(a *Access, cw *countingWriter) {
+	a.End = time.Now()
+	if a.Status < 0 {
+		a.Status, a.Bytes = int32(cw.status), cw.n
+	}
+	s.access.add(*a)
+}
+
+// recoverPanic, deferred, turns a panic of the handler into an aborted
+// response and an access-log outcome. A bug must not take the server
+// down; net/http would recover too, but the access log should say what
+// happened.
+func (s *Server) recoverPanic(r *http.Request, a *Access) {
+	if p := recover(); p != nil {
+		s.log.Error("simweb: panic serving request", "host", r.Host, "path", r.URL.Path, "panic", p)
+		a.Outcome = "panic"
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// noHost answers a request for no host of the web: the control endpoints
+// under /_simweb, else 404.
+func (s *Server) noHost(cw *countingWriter, r *http.Request) {
+	if r.URL.Path == "/_simweb" || strings.HasPrefix(r.URL.Path, "/_simweb/") {
+		s.control(cw, r)
+		return
+	}
+	http.Error(cw, "simweb: no such host "+r.Host, http.StatusNotFound)
+}
+
+// wait delays the n-th request on connection conn to host h by the host's
+// latency (scaled by ServeOptions.Latency, except on slow hosts), plus the
+// connection's cost on its first request, with ±30% jitter, and records
+// the delay in a. It reports false if the request or the server ended
+// first.
+func (s *Server) wait(r *http.Request, h *host, conn uint64, n int32, a *Access) bool {
 	delay := time.Duration(float64(h.latency) * s.opts.Latency)
 	if h.role == RoleSlow {
 		delay = h.latency
@@ -143,16 +179,21 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// The connection's handshakes (ServeOptions.ConnectLatency).
 		delay += time.Duration(float64(h.latency) * s.opts.Latency * s.opts.ConnectLatency)
 	}
-	if delay > 0 {
-		// ±30% jitter, a function of the connection and request number.
-		j := unit(hash3(s.web.cfg.Seed, sFailure, ci.id, uint64(n)))
-		delay = time.Duration(float64(delay) * (0.7 + 0.6*j))
-		a.Delay = delay
-		if !s.sleep(r.Context(), delay) {
-			a.Outcome = "aborted"
-			return
-		}
+	if delay <= 0 {
+		return true
 	}
+	// ±30% jitter, a function of the connection and request number.
+	j := unit(hash3(s.web.cfg.Seed, sFailure, conn, uint64(n)))
+	delay = time.Duration(float64(delay) * (0.7 + 0.6*j))
+	a.Delay = delay
+	return s.sleep(r.Context(), delay)
+}
+
+// answer builds the response of host hi at simulated time sim and sends
+// it: a reset, an HTTP/1.0 response, or through net/http (throttled on
+// slow hosts).
+func (s *Server) answer(cw *countingWriter, r *http.Request, hi int32, sim time.Time, a *Access) {
+	h := &s.web.hosts[hi]
 	resp := s.respond(hi, r, sim)
 	if resp.release != nil {
 		defer resp.release()
@@ -168,9 +209,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			s.log.Debug("simweb: reset", "host", h.name, "err", err)
 		}
 	case h.role == RoleHTTP10:
-		s.writeHTTP10(cw, r, resp, h, &a)
+		s.writeHTTP10(cw, r, resp, h, a)
 	default:
-		s.write(cw, r, resp, h.role == RoleSlow, &a)
+		s.write(cw, r, resp, h.role == RoleSlow, a)
 	}
 }
 

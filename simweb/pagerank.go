@@ -19,38 +19,17 @@ const (
 // spread uniformly over all pages, as is the teleport mass. Ranks sum to 1.
 // It pulls over in-links so that the nodes can be split among goroutines
 // without races; the result does not depend on the number of goroutines.
-// It returns the number of iterations run.
+// It also sets every page's in-degree. It returns the number of
+// iterations run.
 func (w *Web) pageRank() int {
 	n := len(w.pages)
 	if n == 0 {
 		return 0
 	}
-	// Out-degree and the in-link CSR.
-	outdeg := make([]int32, n)
-	inStart := make([]int32, n+1)
+	g := w.linkGraph()
 	for i := range w.pages {
-		p := &w.pages[i]
-		outdeg[i] = p.linkEnd - p.linkBeg
-		for _, t := range w.links[p.linkBeg:p.linkEnd] {
-			inStart[t+1]++
-		}
+		w.pages[i].inlinks = g.inStart[i+1] - g.inStart[i]
 	}
-	for i := range n {
-		inStart[i+1] += inStart[i]
-	}
-	inLinks := make([]int32, inStart[n])
-	fill := append([]int32(nil), inStart[:n]...)
-	for i := range w.pages {
-		p := &w.pages[i]
-		for _, t := range w.links[p.linkBeg:p.linkEnd] {
-			inLinks[fill[t]] = int32(i)
-			fill[t]++
-		}
-	}
-	for i := range w.pages {
-		w.pages[i].inlinks = inStart[i+1] - inStart[i]
-	}
-
 	pr := make([]float64, n)
 	next := make([]float64, n)
 	share := make([]float64, n) // pr[u] / outdeg[u]
@@ -67,42 +46,8 @@ func (w *Web) pageRank() int {
 	iter := 0
 	for iter < prMaxIterate {
 		iter++
-		dangling := 0.0
-		for u := range n {
-			if outdeg[u] == 0 {
-				dangling += pr[u]
-				share[u] = 0
-			} else {
-				share[u] = pr[u] / float64(outdeg[u])
-			}
-		}
-		base := (1-damping)/float64(n) + damping*dangling/float64(n)
-		diffs := make([]float64, workers)
-		var wg sync.WaitGroup
-		for k := range workers {
-			lo, hi := k*n/workers, (k+1)*n/workers
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				d := 0.0
-				for v := lo; v < hi; v++ {
-					sum := 0.0
-					for _, u := range inLinks[inStart[v]:inStart[v+1]] {
-						sum += share[u]
-					}
-					x := base + damping*sum
-					d += math.Abs(x - pr[v])
-					next[v] = x
-				}
-				diffs[k] = d
-			}()
-		}
-		wg.Wait()
+		diff := g.step(pr, next, share, workers)
 		pr, next = next, pr
-		diff := 0.0
-		for _, d := range diffs {
-			diff += d
-		}
 		if diff < prTolerance {
 			break
 		}
@@ -111,4 +56,90 @@ func (w *Web) pageRank() int {
 		w.pages[i].pagerank = pr[i]
 	}
 	return iter
+}
+
+// rankGraph is the link graph as PageRank pulls over it: every page's
+// out-degree and, in compressed sparse rows, its in-links (the in-links of
+// page v are inLinks[inStart[v]:inStart[v+1]]).
+type rankGraph struct {
+	outdeg  []int32
+	inStart []int32
+	inLinks []int32
+}
+
+// linkGraph builds the rank graph of the web's links.
+func (w *Web) linkGraph() rankGraph {
+	n := len(w.pages)
+	g := rankGraph{outdeg: make([]int32, n), inStart: make([]int32, n+1)}
+	for i := range w.pages {
+		p := &w.pages[i]
+		g.outdeg[i] = p.linkEnd - p.linkBeg
+		for _, t := range w.links[p.linkBeg:p.linkEnd] {
+			g.inStart[t+1]++
+		}
+	}
+	for i := range n {
+		g.inStart[i+1] += g.inStart[i]
+	}
+	g.inLinks = make([]int32, g.inStart[n])
+	fill := append([]int32(nil), g.inStart[:n]...)
+	for i := range w.pages {
+		p := &w.pages[i]
+		for _, t := range w.links[p.linkBeg:p.linkEnd] {
+			g.inLinks[fill[t]] = int32(i)
+			fill[t]++
+		}
+	}
+	return g
+}
+
+// step runs one power iteration from the ranks pr into next, using share
+// as scratch, with the pages split into workers contiguous parts each
+// summed by its own goroutine. It returns the L1 change, summed part by
+// part in order.
+func (g rankGraph) step(pr, next, share []float64, workers int) float64 {
+	n := len(pr)
+	dangling := 0.0
+	for u := range n {
+		if g.outdeg[u] == 0 {
+			dangling += pr[u]
+			share[u] = 0
+		} else {
+			share[u] = pr[u] / float64(g.outdeg[u])
+		}
+	}
+	base := (1-damping)/float64(n) + damping*dangling/float64(n)
+	diffs := make([]float64, workers)
+	var wg sync.WaitGroup
+	for k := range workers {
+		lo, hi := k*n/workers, (k+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			diffs[k] = g.pull(pr, next, share, base, lo, hi)
+		}()
+	}
+	wg.Wait()
+	diff := 0.0
+	for _, d := range diffs {
+		diff += d
+	}
+	return diff
+}
+
+// pull computes next[v] for the pages v in [lo, hi): the teleport and
+// dangling mass base plus the damped shares of v's in-links. It returns
+// the part's L1 change from pr.
+func (g rankGraph) pull(pr, next, share []float64, base float64, lo, hi int) float64 {
+	d := 0.0
+	for v := lo; v < hi; v++ {
+		sum := 0.0
+		for _, u := range g.inLinks[g.inStart[v]:g.inStart[v+1]] {
+			sum += share[u]
+		}
+		x := base + damping*sum
+		d += math.Abs(x - pr[v])
+		next[v] = x
+	}
+	return d
 }

@@ -177,27 +177,37 @@ func (r *renderer) text(words []string) {
 	r.words += len(words)
 }
 
+// html renders HTML page id at version v under addressing a: the head,
+// the title heading, the navigation links, the paragraphs with their
+// headings and images, and the list of the other links.
 func (r *renderer) html(id int32, v int, a Addressing) {
 	w := r.w
 	p := &w.pages[id]
-	h := &w.hosts[p.host]
-	loc := h.locale
 	r.title = w.titleWords(r.title[:0], id, false)
-	lang := [...]string{"en", "fr", "ja"}[loc]
-	r.str("<!DOCTYPE html>\n<html lang=\"")
-	r.str(lang)
-	r.str("\">\n<head>\n")
-	if p.flags&flagCharsetMeta != 0 {
-		if p.flags&flagMetaEquiv != 0 {
-			r.str(`<meta http-equiv="Content-Type" content="text/html; charset=`)
-			r.str(charsetName(p.enc))
-			r.str("\">\n")
-		} else {
-			r.str(`<meta charset="`)
-			r.str(charsetName(p.enc))
-			r.str("\">\n")
-		}
+	baseDir := r.head(id, a)
+	r.str("<body>\n<h1>")
+	r.text(r.title)
+	r.str("</h1>\n")
+	links := w.links[p.linkBeg:p.linkEnd]
+	nav := r.navList(id, links, a, baseDir)
+	r.paragraphs(id, v, a)
+	if len(links) > nav {
+		r.linkList(id, links, nav, a, baseDir)
 	}
+	r.str("</body>\n</html>\n")
+}
+
+// head writes the doctype, the <html> tag and the <head> of page id (whose
+// title is in r.title) and returns the directory its relative links
+// resolve against (the <base> one if it has one).
+func (r *renderer) head(id int32, a Addressing) string {
+	w := r.w
+	p := &w.pages[id]
+	h := &w.hosts[p.host]
+	r.str("<!DOCTYPE html>\n<html lang=\"")
+	r.str([...]string{"en", "fr", "ja"}[h.locale])
+	r.str("\">\n<head>\n")
+	r.charsetMeta(p)
 	r.str("<title>")
 	for i, t := range r.title {
 		if i > 0 {
@@ -211,14 +221,7 @@ func (r *renderer) html(id int32, v int, a Addressing) {
 		r.str(h.style)
 		r.str("</style>\n")
 	}
-	switch p.flags & (flagNoindex | flagNofollow) {
-	case flagNoindex:
-		r.str("<meta name=\"robots\" content=\"noindex\">\n")
-	case flagNofollow:
-		r.str("<meta name=\"robots\" content=\"nofollow\">\n")
-	case flagNoindex | flagNofollow:
-		r.str("<meta name=\"robots\" content=\"noindex,nofollow\">\n")
-	}
+	r.robotsMeta(p)
 	baseDir := dirOf(p.path)
 	if p.flags&flagBase != 0 {
 		if p.flags&flagBaseParent != 0 {
@@ -229,11 +232,46 @@ func (r *renderer) html(id int32, v int, a Addressing) {
 		r.str(baseDir)
 		r.str("\">\n")
 	}
-	r.str("</head>\n<body>\n<h1>")
-	r.text(r.title)
-	r.str("</h1>\n")
+	r.str("</head>\n")
+	return baseDir
+}
 
-	links := w.links[p.linkBeg:p.linkEnd]
+// charsetMeta writes page p's charset <meta>, if it declares its charset
+// there, in the form it uses.
+func (r *renderer) charsetMeta(p *page) {
+	if p.flags&flagCharsetMeta == 0 {
+		return
+	}
+	if p.flags&flagMetaEquiv != 0 {
+		r.str(`<meta http-equiv="Content-Type" content="text/html; charset=`)
+		r.str(charsetName(p.enc))
+		r.str("\">\n")
+	} else {
+		r.str(`<meta charset="`)
+		r.str(charsetName(p.enc))
+		r.str("\">\n")
+	}
+}
+
+// robotsMeta writes page p's robots <meta>, if it has one.
+func (r *renderer) robotsMeta(p *page) {
+	switch p.flags & (flagNoindex | flagNofollow) {
+	case flagNoindex:
+		r.str("<meta name=\"robots\" content=\"noindex\">\n")
+	case flagNofollow:
+		r.str("<meta name=\"robots\" content=\"nofollow\">\n")
+	case flagNoindex | flagNofollow:
+		r.str("<meta name=\"robots\" content=\"noindex,nofollow\">\n")
+	}
+}
+
+// navList writes the navigation list of page id: its leading links to
+// the home page and its parent directory (at most two). It returns how
+// many links it wrote.
+func (r *renderer) navList(id int32, links []int32, a Addressing, baseDir string) int {
+	w := r.w
+	p := &w.pages[id]
+	h := &w.hosts[p.host]
 	nav := 0
 	for nav < len(links) && nav < 2 && (links[nav] == h.home || links[nav] == p.parent) {
 		nav++
@@ -241,25 +279,25 @@ func (r *renderer) html(id int32, v int, a Addressing) {
 	if nav > 0 {
 		r.str("<ul class=\"nav\">\n")
 		for i := range nav {
-			r.link(id, i, links[i], a, baseDir, loc)
+			r.link(id, i, links[i], a, baseDir, h.locale)
 		}
 		r.str("</ul>\n")
 	}
+	return nav
+}
 
-	// Paragraphs, headings and images.
+// paragraphs writes the paragraphs of page id at version v, a heading
+// before every third, with the page's images spread evenly among them.
+func (r *renderer) paragraphs(id int32, v int, a Addressing) {
+	w := r.w
+	p := &w.pages[id]
+	loc := w.hosts[p.host].locale
 	count := paraCount(p.words)
 	img := 0
 	for j := range count {
 		pr := w.paraRNG(id, j, v)
 		if j%3 == 0 {
-			r.str("<h2>")
-			r.scratch = r.scratch[:0]
-			for range 2 + hash3(w.cfg.Seed, sPara, uint64(id), uint64(j)|1<<40)%3 { // fixed length
-				r.scratch = append(r.scratch, w.vocab.word(pr.next(), loc))
-			}
-			r.scratch[0] = capitalize(r.scratch[0])
-			r.text(r.scratch)
-			r.str("</h2>\n")
+			r.heading(id, j, &pr, loc)
 		}
 		r.str("<p>")
 		r.scratch = r.scratch[:0]
@@ -275,24 +313,43 @@ func (r *renderer) html(id int32, v int, a Addressing) {
 			r.image(id, img, a, loc)
 		}
 	}
+}
 
-	if len(links) > nav {
-		label := "Related"
-		switch {
-		case loc == 2:
-			label = "関連"
-		case p.kind == KindDirectory || p.kind == KindHome:
-			label = "Contents"
-		}
-		r.str("<h2>")
-		r.text([]string{label})
-		r.str("</h2>\n<ul>\n")
-		for i := nav; i < len(links); i++ {
-			r.link(id, i, links[i], a, baseDir, loc)
-		}
-		r.str("</ul>\n")
+// heading writes the <h2> before paragraph j of page id: words drawn from
+// the paragraph's sequence pr, of a length fixed for the page and j.
+func (r *renderer) heading(id int32, j int, pr *rng, loc uint8) {
+	w := r.w
+	r.str("<h2>")
+	r.scratch = r.scratch[:0]
+	for range 2 + hash3(w.cfg.Seed, sPara, uint64(id), uint64(j)|1<<40)%3 { // fixed length
+		r.scratch = append(r.scratch, w.vocab.word(pr.next(), loc))
 	}
-	r.str("</body>\n</html>\n")
+	r.scratch[0] = capitalize(r.scratch[0])
+	r.text(r.scratch)
+	r.str("</h2>\n")
+}
+
+// linkList writes the links of page id after the first nav under a
+// heading: "Contents" on home pages and directories, "Related" elsewhere
+// (in Japanese on Japanese hosts).
+func (r *renderer) linkList(id int32, links []int32, nav int, a Addressing, baseDir string) {
+	w := r.w
+	p := &w.pages[id]
+	loc := w.hosts[p.host].locale
+	label := "Related"
+	switch {
+	case loc == 2:
+		label = "関連"
+	case p.kind == KindDirectory || p.kind == KindHome:
+		label = "Contents"
+	}
+	r.str("<h2>")
+	r.text([]string{label})
+	r.str("</h2>\n<ul>\n")
+	for i := nav; i < len(links); i++ {
+		r.link(id, i, links[i], a, baseDir, loc)
+	}
+	r.str("</ul>\n")
 }
 
 // image appends the i-th <img> of page id.
