@@ -610,6 +610,26 @@ func (r *run) emit(res *Result) {
 	}
 }
 
+// closeConns closes server s's connection and waits, up to two seconds,
+// until it is closed. The transport takes a connection back into its idle
+// pool in its own goroutine once a response body is read, which can be a
+// moment after the body's Close returned: a connection not idle yet is
+// not closed by CloseIdleConnections, so it is asked again until the
+// connection is gone, or it would stay open beside the next server's.
+func (r *run) closeConns(s *server) {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		s.transport.CloseIdleConnections()
+		if r.sched.waitClosed(s, 20*time.Millisecond) {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			r.o.Log.Debug("a connection did not close in time", "host", s.host)
+			return
+		}
+	}
+}
+
 // worker is one connection slot: it serves one server at a time.
 func (r *run) worker(ctx context.Context) {
 	for {
@@ -621,10 +641,7 @@ func (r *run) worker(ctx context.Context) {
 		if s.transport != nil {
 			// Close the connection, so that a worker never holds more
 			// than one: it closes as soon as the transport has it back.
-			s.transport.CloseIdleConnections()
-			if !r.sched.waitClosed(s, 2*time.Second) {
-				r.o.Log.Debug("a connection did not close in time", "host", s.host)
-			}
+			r.closeConns(s)
 		}
 		r.sched.release(s)
 	}
@@ -767,8 +784,7 @@ func (r *run) renewSession(s *server, connEnded bool) bool {
 		return false
 	}
 	if connEnded && s.transport != nil {
-		s.transport.CloseIdleConnections()
-		r.sched.waitClosed(s, 2*time.Second)
+		r.closeConns(s)
 	}
 	return true
 }
@@ -855,10 +871,7 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 			// Another origin of the server (a scheme or port, or another
 			// host with QueueByIP) needs its own connection: close the
 			// idle one first, so that the server never has two.
-			s.transport.CloseIdleConnections()
-			if !r.sched.waitClosed(s, 2*time.Second) {
-				r.o.Log.Debug("a connection did not close in time", "host", s.host)
-			}
+			r.closeConns(s)
 		}
 		s.origin = u.Scheme + "://" + u.Host
 	}
