@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -91,4 +92,57 @@ func (s *session) partitionOptions(o *jobs.GenerateOptions) error {
 	}
 	o.DNS = dns
 	return nil
+}
+
+func (s *session) generate(c *cli.Context, now time.Time) error {
+	env, err := s.jobsEnv(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.generateOptions()
+	if err != nil {
+		return err
+	}
+	o.Now = now
+	res, err := jobs.Generate(c.Context, env, o)
+	if err != nil {
+		return jobError(err)
+	}
+	_, err = fmt.Fprintln(s.io.stdout, res.Segment)
+	return err
+}
+
+// generateOptions returns generate's options from the settings (without
+// Now), checked by GenerateOptions.Validate.
+func (s *session) generateOptions() (jobs.GenerateOptions, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return jobs.GenerateOptions{}, err
+	}
+	o := jobs.GenerateOptions{
+		TopN: int64(s.cfg.Int(config.GenerateTopN)),
+		// The setting keeps Nutch's -1 for no limit; the options' is 0.
+		MaxPerHost:  max(0, s.cfg.Int(config.GenerateMaxPerHost)),
+		CountMode:   s.cfg.String(config.GenerateCountMode),
+		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
+		Delay:       s.cfg.Duration(config.GenerateDelay),
+		Schedule:    sched,
+	}
+	if o.Delay == 0 {
+		// The options' 0 is the default delay; the setting's would mean
+		// no hold at all, which generate does not offer.
+		return o, usageErrorf("%s must be > 0", config.GenerateDelay)
+	}
+	if s.cfg.Bool(config.GenerateFilter) {
+		if o.Filters, err = s.filters(); err != nil {
+			return o, err
+		}
+	}
+	if err := s.partitionOptions(&o); err != nil {
+		return o, err
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("generate: %w", err)
+	}
+	return o, nil
 }

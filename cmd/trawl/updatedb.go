@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/jobs"
 )
 
 func updatedbCommand(sio *stdio) *cli.Command {
@@ -62,4 +67,55 @@ func countSetting(name string, v int, noLimitOK bool) (n int, noLimit bool, err 
 		return 0, true, nil
 	}
 	return v, false, nil
+}
+
+func (s *session) updatedb(c *cli.Context) error {
+	env, err := s.jobsEnv(c)
+	if err != nil {
+		return err
+	}
+	o, err := s.updateOptions()
+	if err != nil {
+		return err
+	}
+	if o.Now, err = nowFlag(c); err != nil {
+		return err
+	}
+	for _, a := range c.Args().Slice() {
+		u, err := s.segmentURI(a)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("updatedb: %w", err))
+		}
+		o.Segments = append(o.Segments, u)
+	}
+	o.Remerge = c.Bool("remerge")
+	if err := o.Validate(); err != nil {
+		return usageErrorf("updatedb: %w", err)
+	}
+	_, err = jobs.UpdateDB(c.Context, env, o)
+	return jobError(err)
+}
+
+// updateOptions returns updatedb's options from the settings (without
+// Segments, Now and Remerge), checked (see countSetting).
+func (s *session) updateOptions() (jobs.UpdateOptions, error) {
+	sched, err := s.schedule()
+	if err != nil {
+		return jobs.UpdateOptions{}, err
+	}
+	o := jobs.UpdateOptions{
+		NoAdditions: !s.cfg.Bool(config.UpdateAdditions),
+		PurgeGone:   s.cfg.Bool(config.UpdatePurgeGone),
+		Schedule:    sched,
+	}
+	if o.RetryMax, _, err = countSetting(config.UpdateRetryMax, s.cfg.Int(config.UpdateRetryMax), false); err != nil {
+		return o, err
+	}
+	if o.MaxInlinks, o.NoInlinkLimit, err = countSetting(config.UpdateMaxInlinks, s.cfg.Int(config.UpdateMaxInlinks), true); err != nil {
+		return o, err
+	}
+	if err := o.Validate(); err != nil {
+		return o, usageErrorf("updatedb settings (%s, %s): %w", config.UpdateRetryMax, config.UpdateMaxInlinks, err)
+	}
+	return o, nil
 }
