@@ -300,52 +300,66 @@ func firstLines(b []byte, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// Stats computes the statistics of every datum, reading up to parallel
-// parts at once (1 if parallel < 1), with per-host counts if hosts.
-func (r *Reader) Stats(ctx context.Context, parallel int, hosts bool) (*Stats, error) {
-	if parallel < 1 {
-		parallel = 1
-	}
+// EachPart calls f for every part of r, at most parallel parts at once
+// (one if parallel < 1), and returns the first error f returned; once one
+// fails, the context the others get is cancelled and no part is started.
+func (r *Reader) EachPart(ctx context.Context, parallel int, f func(ctx context.Context, part int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan int)
-	results := make([]*Stats, len(r.parts))
-	errs := make([]error, len(r.parts))
-	var wg sync.WaitGroup
-	for w := 0; w < parallel && w < len(r.parts); w++ {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	next := make(chan int)
+	for range min(max(parallel, 1), max(len(r.parts), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range jobs {
-				s := NewStats(hosts)
-				for d, err := range r.Part(ctx, i) {
-					if err != nil {
-						errs[i] = err
+			for i := range next {
+				if err := f(ctx, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
 						cancel()
-						break
 					}
-					s.add(&d)
+					mu.Unlock()
 				}
-				results[i] = s
 			}
 		}()
 	}
 feed:
 	for i := range r.parts {
 		select {
-		case jobs <- i:
+		case next <- i:
 		case <-ctx.Done():
 			break feed
 		}
 	}
-	close(jobs)
+	close(next)
 	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if first == nil {
+		first = ctx.Err()
 	}
-	if err := ctx.Err(); err != nil {
+	return first
+}
+
+// Stats computes the statistics of every datum, reading up to parallel
+// parts at once (1 if parallel < 1), with per-host counts if hosts.
+func (r *Reader) Stats(ctx context.Context, parallel int, hosts bool) (*Stats, error) {
+	results := make([]*Stats, len(r.parts))
+	err := r.EachPart(ctx, parallel, func(ctx context.Context, i int) error {
+		s := NewStats(hosts)
+		for d, err := range r.Part(ctx, i) {
+			if err != nil {
+				return err
+			}
+			s.add(&d)
+		}
+		results[i] = s
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("crawldb: stats: %w", err)
 	}
 	total := NewStats(hosts)
@@ -353,4 +367,29 @@ feed:
 		total.Merge(s)
 	}
 	return total, nil
+}
+
+// Top returns the n URLs with the highest scores, best first, reading up
+// to parallel parts at once (1 if parallel < 1).
+func (r *Reader) Top(ctx context.Context, parallel, n int) ([]ScoredURL, error) {
+	tops := make([]*TopN, len(r.parts))
+	err := r.EachPart(ctx, parallel, func(ctx context.Context, i int) error {
+		t := NewTopN(n)
+		for d, err := range r.Part(ctx, i) {
+			if err != nil {
+				return err
+			}
+			t.Add(d.URL, d.Score)
+		}
+		tops[i] = t
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("crawldb: top: %w", err)
+	}
+	all := NewTopN(n)
+	for _, t := range tops {
+		all.Merge(t)
+	}
+	return all.Result(), nil
 }

@@ -85,6 +85,21 @@ func TestReaderAllAndSorted(t *testing.T) {
 		t.Errorf("All: %v", err)
 	}
 
+	// Top reads the parts in parallel and agrees with Top over all rows.
+	for _, par := range []int{0, 1, 3, 8} {
+		got, err := r.Top(ctx, par, 25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := crawldb.Top(ctx, r.All(ctx), 25)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || len(got) != 25 {
+			t.Errorf("Top(parallel %d): %d URLs, want %d the same", par, len(got), len(want))
+		}
+	}
+
 	// Stopping early is fine.
 	n := 0
 	for range r.Sorted(ctx) {

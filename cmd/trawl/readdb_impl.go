@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strconv"
-	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,53 +28,13 @@ func (s *session) openDB() (*crawldb.Reader, string, error) {
 	return r, uri, nil
 }
 
-// eachPartParallel runs f on every part of r, at most parallelism at a
-// time (engine.parallelism), and returns the first error.
-func (s *session) eachPartParallel(ctx context.Context, r *crawldb.Reader, f func(ctx context.Context, part int) error) error {
-	n := len(r.Parts())
-	workers := s.cfg.Int(config.EngineParallelism)
-	if workers <= 0 {
-		workers = defaultParallelism()
+// parallelism is how many CrawlDB parts a reader reads at once
+// (engine.parallelism; 0: the CPUs).
+func (s *session) parallelism() int {
+	if n := s.cfg.Int(config.EngineParallelism); n > 0 {
+		return n
 	}
-	workers = min(workers, max(n, 1))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(ctx, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-						cancel()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for i := 0; i < n; i++ {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
+	return defaultParallelism()
 }
 
 func (s *session) readdbStats(c *cli.Context) error {
@@ -84,25 +42,9 @@ func (s *session) readdbStats(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	perHost := c.Bool("sort")
-	parts := make([]*crawldb.Stats, len(r.Parts()))
-	err = s.eachPartParallel(c.Context, r, func(ctx context.Context, i int) error {
-		st := crawldb.NewStats(perHost)
-		for d, err := range r.Part(ctx, i) {
-			if err != nil {
-				return err
-			}
-			st.Add(d)
-		}
-		parts[i] = st
-		return nil
-	})
+	total, err := r.Stats(c.Context, s.parallelism(), c.Bool("sort"))
 	if err != nil {
 		return fmt.Errorf("readdb stats: %w", err)
-	}
-	total := crawldb.NewStats(perHost)
-	for _, st := range parts {
-		total.Merge(st)
 	}
 	rep := total.Report()
 	return s.writeOutput("", func(w io.Writer) error {
@@ -170,27 +112,12 @@ func (s *session) readdbTop(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	tops := make([]*crawldb.TopN, len(r.Parts()))
-	err = s.eachPartParallel(c.Context, r, func(ctx context.Context, i int) error {
-		t := crawldb.NewTopN(n)
-		for d, err := range r.Part(ctx, i) {
-			if err != nil {
-				return err
-			}
-			t.Add(d.URL, d.Score)
-		}
-		tops[i] = t
-		return nil
-	})
+	top, err := r.Top(c.Context, s.parallelism(), n)
 	if err != nil {
 		return fmt.Errorf("readdb top: %w", err)
 	}
-	all := crawldb.NewTopN(n)
-	for _, t := range tops {
-		all.Merge(t)
-	}
 	return s.writeOutput("", func(w io.Writer) error {
-		for _, su := range all.Result() {
+		for _, su := range top {
 			if _, err := fmt.Fprintf(w, "%s\t%s\n", strconv.FormatFloat(float64(su.Score), 'g', -1, 32), su.URL); err != nil {
 				return err
 			}
