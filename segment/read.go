@@ -1,0 +1,130 @@
+package segment
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"slices"
+
+	"github.com/trawl/trawl/internal/jsonrec"
+	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/storage"
+)
+
+// What readseg needs (Nutch's SegmentReader): the record directories of a
+// segment, their record counts and their records as JSON lines.
+
+// RecordDirs are a segment's record directories in pipeline order:
+// DirGenerate, DirFetch, DirContent, DirParseData, DirParseText,
+// DirCrawlParse.
+func RecordDirs() []string { return slices.Clone(recordDirs) }
+
+var recordDirs = []string{DirGenerate, DirFetch, DirContent, DirParseData, DirParseText, DirCrawlParse}
+
+// recordDir reads one record directory with its record type.
+type recordDir struct {
+	count func(fsys storage.FS, dir string) (int64, error)
+	dump  func(fsys storage.FS, dir, name string, limit int64, w io.Writer) error
+}
+
+var recordTypes = map[string]recordDir{
+	DirGenerate:   recordDirOf[Generate](),
+	DirFetch:      recordDirOf[Fetch](),
+	DirContent:    recordDirOf[Content](),
+	DirParseData:  recordDirOf[ParseData](),
+	DirParseText:  recordDirOf[ParseText](),
+	DirCrawlParse: recordDirOf[ParseUpdate](),
+}
+
+func lookupDir(name string) (recordDir, error) {
+	rd, ok := recordTypes[name]
+	if !ok {
+		return rd, fmt.Errorf("segment: unknown record directory %q (want one of %v)", name, recordDirs)
+	}
+	return rd, nil
+}
+
+// CountRecords returns the number of records in the record directory name
+// (one of RecordDirs) of the segment at segPath, from the part files'
+// footers.
+func CountRecords(fsys storage.FS, segPath, name string) (int64, error) {
+	rd, err := lookupDir(name)
+	if err != nil {
+		return 0, err
+	}
+	return rd.count(fsys, path.Join(segPath, name))
+}
+
+// DumpJSON writes the records of the record directory name (one of
+// RecordDirs) of the segment at segPath to w as JSON lines, each with a
+// "dir" field naming the directory; at most limit records (0: all).
+func DumpJSON(fsys storage.FS, segPath, name string, limit int64, w io.Writer) error {
+	rd, err := lookupDir(name)
+	if err != nil {
+		return err
+	}
+	return rd.dump(fsys, path.Join(segPath, name), name, limit, w)
+}
+
+func recordDirOf[T any]() recordDir {
+	return recordDir{
+		count: func(fsys storage.FS, dir string) (int64, error) {
+			var n int64
+			err := eachPart[T](fsys, dir, func(r *parquetio.Reader[T]) (bool, error) {
+				n += r.NumRows()
+				return true, nil
+			})
+			return n, err
+		},
+		dump: func(fsys storage.FS, dir, name string, limit int64, w io.Writer) error {
+			var n int64
+			var buf []byte
+			enc := jsonrec.New[T](jsonrec.Options{})
+			return eachPart[T](fsys, dir, func(r *parquetio.Reader[T]) (bool, error) {
+				for rec, err := range r.All() {
+					if err != nil {
+						return false, err
+					}
+					if limit > 0 && n >= limit {
+						return false, nil
+					}
+					n++
+					buf = enc.Append(buf[:0], &rec, [2]string{"dir", name})
+					buf = append(buf, '\n')
+					if _, err := w.Write(buf); err != nil {
+						return false, err
+					}
+				}
+				return true, nil
+			})
+		},
+	}
+}
+
+// eachPart opens every part file of dir in turn and calls f until it
+// returns false or an error.
+func eachPart[T any](fsys storage.FS, dir string, f func(r *parquetio.Reader[T]) (bool, error)) error {
+	parts, err := parquetio.PartFiles(fsys, dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range parts {
+		file, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		r, err := parquetio.Open[T](file, p)
+		if err != nil {
+			file.Close()
+			return err
+		}
+		more, err := f(r)
+		if cerr := r.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
