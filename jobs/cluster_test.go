@@ -362,7 +362,7 @@ func TestDynamicUpdateStreaming(t *testing.T) {
 	if err := os.CopyFS(streamed.Crawl, os.DirFS(env.Crawl)); err != nil {
 		t.Fatal(err)
 	}
-	streamed.Runner = streamingExecutor(t, streamed.Storage, filepath.Join(t.TempDir(), "work"))
+	streamed.Runner = streamingRunner(t, streamed.Storage, filepath.Join(t.TempDir(), "work"))
 	seg := func(e Env) string { return filepath.Join(e.Crawl, "segments", gen.Name) }
 	a, err := UpdateDB(ctx, env, UpdateOptions{Segments: []string{seg(env)}, Now: at, Schedule: sched})
 	if err != nil {

@@ -272,7 +272,7 @@ func TestDedupStreamingEqualsLocal(t *testing.T) {
 	run := func(streaming bool) map[string]crawldb.Datum {
 		env := testEnv(t)
 		if streaming {
-			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingRunner(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		writeDB(t, env, newDedupFixture(now).rows, 3)
 		if _, err := Dedup(context.Background(), env, DedupOptions{Group: "domain"}); err != nil {

@@ -663,7 +663,7 @@ func TestGeneratePartitionByIPStreaming(t *testing.T) {
 	run := func(streaming bool, o GenerateOptions) map[string][]segment.Generate {
 		env := testEnv(t)
 		if streaming {
-			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingRunner(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		writeDB(t, env, partitionDB(now), 2)
 		o.Now, o.Schedule = now, ScheduleOptions{Name: "default"}

@@ -535,7 +535,7 @@ func TestParseStreamingEqualsLocal(t *testing.T) {
 	run := func(streaming bool) parseOutputs {
 		env := testEnv(t)
 		if streaming {
-			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingRunner(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		var fs []segment.Fetch
 		var cs []segment.Content

@@ -18,12 +18,12 @@ import (
 	"github.com/trawl/trawl/segment"
 )
 
-// streamingExecutor runs each engine job as Hadoop Streaming would: the job
+// streamingRunner runs each engine job as Hadoop Streaming would: the job
 // is rebuilt from its name and Conf through Registry in every task, map
 // tasks read split manifests, their output lines are sorted as bytes
 // (LC_ALL=C sort) and split by partition, each reduce task writes its parts
 // into its own work directory, and PublishStreaming commits them.
-func streamingExecutor(t *testing.T, res mapreduce.Resolver, work string) mapreduce.Runner {
+func streamingRunner(t *testing.T, res mapreduce.Resolver, work string) mapreduce.Runner {
 	reg := Registry()
 	n := 0
 	return mapreduce.RunnerFunc(func(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Result, error) {
@@ -143,7 +143,7 @@ func TestRegistryStreamingEqualsLocal(t *testing.T) {
 	run := func(streaming bool) outcome {
 		env := testEnv(t)
 		if streaming {
-			env.Runner = streamingExecutor(t, env.Storage, filepath.Join(t.TempDir(), "work"))
+			env.Runner = streamingRunner(t, env.Storage, filepath.Join(t.TempDir(), "work"))
 		}
 		p := filepath.Join(t.TempDir(), "seeds.txt")
 		writeFile(t, p, seeds.String())
