@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -113,26 +112,4 @@ func TestGenerateSpecsRoundTrip(t *testing.T) {
 		Now: now, Schedule: sched, DNS: resolver.Config{Servers: []string{"127.0.0.1:53"}, Timeout: time.Second}}
 	checkRoundTrip(t, sel)
 	checkRoundTrip(t, topN)
-}
-
-func checkRoundTrip[T mapreduce.Spec](t *testing.T, s T) {
-	t.Helper()
-	conf, err := mapreduce.SpecConf(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := mapreduce.DecodeSpec[T](conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, s) {
-		t.Errorf("%s: decoded\n%+v\nwant\n%+v", s.JobName(), got, s)
-	}
-	job, err := Registry()[s.JobName()](conf)
-	if err != nil {
-		t.Fatalf("%s: %v", s.JobName(), err)
-	}
-	if info, err := mapreduce.Describe(job); err != nil || info.Name != s.JobName() || info.Reduces < 2 {
-		t.Errorf("%s: built %+v, %v", s.JobName(), info, err)
-	}
 }

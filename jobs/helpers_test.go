@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -163,3 +164,32 @@ func canonical(d crawldb.Datum) crawldb.Datum {
 // localRunner is env's runner, the LocalRunner testEnv made, for a test
 // to tune.
 func localRunner(env Env) *mapreduce.LocalRunner { return env.Runner.(*mapreduce.LocalRunner) }
+
+// checkRoundTrip checks that spec comes out of its job configuration, as a
+// Hadoop Streaming task receives it (encoded into the task's environment,
+// decoded, the spec's JSON read back), equal to what went in, and that
+// Registry builds its job from it.
+func checkRoundTrip[T mapreduce.Spec](t *testing.T, spec T) {
+	t.Helper()
+	conf, err := mapreduce.SpecConf(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conf, err = mapreduce.DecodeConf(mapreduce.EncodeConf(conf)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mapreduce.DecodeSpec[T](conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, spec) {
+		t.Errorf("%s: decoded\n%+v\nwant\n%+v", spec.JobName(), got, spec)
+	}
+	job, err := Registry()[spec.JobName()](conf)
+	if err != nil {
+		t.Fatalf("%s: Registry: %v", spec.JobName(), err)
+	}
+	if info, err := mapreduce.Describe(job); err != nil || info.Name != spec.JobName() {
+		t.Errorf("%s: built %+v, %v", spec.JobName(), info, err)
+	}
+}

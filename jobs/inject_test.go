@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/urlutil"
 )
 
@@ -436,20 +435,7 @@ func TestInjectJobSpecRoundTrip(t *testing.T) {
 	spec := injectJob{CrawlDB: "file:///c/crawldb/current", Seeds: "file:///c/crawldb/tmp-seeds/seeds.parquet",
 		Out: "file:///c/crawldb/tmp", NumReduce: 3, Update: true, Score: 0.25, Now: tInject,
 		Schedule: ScheduleOptions{Name: "adaptive", Config: crawldb.DefaultScheduleConfig()}}
-	conf, err := mapreduce.SpecConf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := mapreduce.DecodeSpec[injectJob](conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, spec) {
-		t.Errorf("decoded %+v, want %+v", got, spec)
-	}
-	if _, err := Registry()[JobInject](conf); err != nil {
-		t.Errorf("Registry builds no inject job from its spec: %v", err)
-	}
+	checkRoundTrip(t, spec)
 	bad := spec
 	bad.Out = ""
 	if _, err := bad.Job(); err == nil {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/segment"
@@ -650,20 +649,7 @@ func TestParseJobSpecRoundTrip(t *testing.T) {
 		Scope: urlutil.ScopeHost, IgnoreExternalLinks: true, ParseTruncated: true, Signature: parser.SignatureTextProfile,
 		Filters: filterSpec{Schemes: []string{"http", "https"}, MaxLength: 512,
 			Regex: []regexSpec{{Name: "rules.txt", Rules: "-\\.gif$\n+.\n"}}}}
-	conf, err := mapreduce.SpecConf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := mapreduce.DecodeSpec[parseJob](conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, spec) {
-		t.Errorf("decoded %+v, want %+v", got, spec)
-	}
-	if _, err := Registry()[JobParse](conf); err != nil {
-		t.Errorf("Registry builds no parse job from its spec: %v", err)
-	}
+	checkRoundTrip(t, spec)
 	bad := spec
 	bad.Filters.Regex = []regexSpec{{Name: "bad.txt", Rules: "-(\n"}}
 	if _, err := bad.Job(); err == nil || !strings.Contains(err.Error(), "bad.txt") {

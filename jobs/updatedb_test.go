@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
-	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
 )
 
@@ -394,22 +393,5 @@ func TestUpdateDBSpecRoundTrip(t *testing.T) {
 		Clusters:       &clusterApply{Result: "hdfs://nn/c/clusters/20260101000000", AnyChanges: true},
 		ClusterPeriods: crawldb.ClusterPeriods{0: time.Hour, 3: 49 * time.Hour},
 	}
-	conf, err := mapreduce.SpecConf(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err = mapreduce.DecodeConf(mapreduce.EncodeConf(conf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := mapreduce.DecodeSpec[updateDB](conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, spec) {
-		t.Errorf("round trip:\n got %+v\nwant %+v", got, spec)
-	}
-	if _, err := Registry()[JobUpdateDB](conf); err != nil {
-		t.Errorf("Registry: %v", err)
-	}
+	checkRoundTrip(t, spec)
 }
