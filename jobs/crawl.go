@@ -81,6 +81,52 @@ type CrawlOptions struct {
 	OnRound func(RoundResult)
 }
 
+// Validate checks o as Crawl does before it takes a lock: a positive
+// number of rounds or -1, no negative round interval, clustering either off
+// or with a positive eps, and every job's options as that job checks them
+// (with the fields Crawl sets per round filled in: inject's seeds, the
+// segment of fetch and parse).
+func (o CrawlOptions) Validate() error {
+	switch {
+	case o.Rounds == 0 || o.Rounds < -1:
+		return fmt.Errorf("rounds = %d, want a positive number or -1 (until nothing is due)", o.Rounds)
+	case o.RoundInterval < 0:
+		return fmt.Errorf("negative round interval %v", o.RoundInterval)
+	case o.ClusterEvery < 0 || (o.ClusterEvery > 0 && !(o.Cluster.Eps > 0)):
+		return fmt.Errorf("clustering every %d rounds with eps %v: want no clustering (0), or a positive eps (cluster.eps)", o.ClusterEvery, o.Cluster.Eps)
+	}
+	if len(o.Seeds) > 0 {
+		inj := o.Inject
+		inj.Seeds = o.Seeds
+		if err := inj.Validate(); err != nil {
+			return fmt.Errorf("inject: %w", err)
+		}
+	}
+	fetch, parse := o.Fetch, o.Parse
+	fetch.Segment, parse.Segment = "segment", "segment"
+	checks := []struct {
+		job string
+		err error
+	}{
+		{"generate", o.Generate.Validate()},
+		{"fetch", fetch.Validate()},
+		{"parse", parse.Validate()},
+		{"updatedb", o.Update.Validate()},
+	}
+	if o.ClusterEvery > 0 {
+		checks = append(checks, struct {
+			job string
+			err error
+		}{"cluster", o.Cluster.Validate()})
+	}
+	for _, c := range checks {
+		if c.err != nil {
+			return fmt.Errorf("%s: %w", c.job, c.err)
+		}
+	}
+	return nil
+}
+
 // RoundResult reports one round.
 type RoundResult struct {
 	// Round is the round's number in the crawl directory (counting every
@@ -177,14 +223,8 @@ var errStopped = errors.New("stop file found")
 // and updatedb's Now, and SetClock gets it first.
 func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err error) {
 	start := time.Now()
-	if o.ClusterEvery < 0 || (o.ClusterEvery > 0 && !(o.Cluster.Eps > 0)) {
-		return nil, fmt.Errorf("crawl: clustering every %d rounds with eps %v: want no clustering (0), or a positive eps (cluster.eps)", o.ClusterEvery, o.Cluster.Eps)
-	}
-	if o.Rounds == 0 || o.Rounds < -1 {
-		return nil, fmt.Errorf("crawl: rounds = %d, want a positive number or -1 (until nothing is due)", o.Rounds)
-	}
-	if o.RoundInterval < 0 {
-		return nil, fmt.Errorf("crawl: negative round interval %v", o.RoundInterval)
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	log := env.log().With("job", "crawl")
 	cp, err := env.paths()

@@ -344,11 +344,23 @@ func TestCrawlLockAndErrors(t *testing.T) {
 			t.Errorf("rounds %d: no error", rounds)
 		}
 	}
+	// Options a job would refuse fail the crawl before any job runs.
 	o := testCrawlOptions(srv, seeds, 1, time.Time{})
 	o.Fetch.Agent = ""
 	res, err := Crawl(context.Background(), env, o)
-	if err == nil || !strings.Contains(err.Error(), "round 1") {
+	if err == nil || !strings.Contains(err.Error(), "crawl: fetch: ") || !strings.Contains(err.Error(), "agent") {
 		t.Errorf("crawl without an agent: %v", err)
+	}
+	if res != nil {
+		t.Errorf("a crawl with bad options ran: %+v", res)
+	}
+	// A round that fails is reported as the crawl's error and in its
+	// rounds: here parse cannot read its URL filter rules.
+	o = testCrawlOptions(srv, seeds, 1, time.Time{})
+	o.Parse.Filters.RegexFiles = []string{filepath.Join(t.TempDir(), "missing-rules.txt")}
+	res, err = Crawl(context.Background(), env, o)
+	if err == nil || !strings.Contains(err.Error(), "round 1") {
+		t.Errorf("crawl with a failing round: %v", err)
 	}
 	if res == nil || len(res.Rounds) != 1 || res.Rounds[0].Err == nil {
 		t.Errorf("failed round not reported: %+v", res)

@@ -154,6 +154,9 @@ func (s *session) crawlCmd(c *cli.Context) error {
 		}
 		defer cleanup()
 	}
+	if err := o.Validate(); err != nil {
+		return usageErrorf("crawl: %w", err)
+	}
 	o.OnRound = func(r jobs.RoundResult) {
 		fmt.Fprint(s.io.stdout, r.Summary())
 	}
