@@ -48,6 +48,7 @@ func crawlOptions(w *world, seeds string, rounds int, now time.Time, schedule st
 // It uses Nutch's DefaultFetchSchedule (a fixed 30-day interval); see
 // TestAdaptiveScheduleMatchesTruth for trawl's default schedule.
 func TestCrawlMatchesTruth(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, simweb.Config{Seed: 5, Hosts: 100, Pages: 1200, Hazards: simweb.HazardTraps})
 	crawl := checkCrawl(t, w, "default")
 	checkNotModified(t, w, crawl)
@@ -56,6 +57,7 @@ func TestCrawlMatchesTruth(t *testing.T) {
 // TestAdaptiveScheduleMatchesTruth is TestCrawlMatchesTruth's first part
 // with the adaptive schedule, trawl's default.
 func TestAdaptiveScheduleMatchesTruth(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, simweb.Config{Seed: 5, Hosts: 100, Pages: 1200, Hazards: simweb.HazardTraps})
 	checkCrawl(t, w, "adaptive")
 }
@@ -395,6 +397,7 @@ func closest(entries []simweb.Access, host string) string {
 // are down, and of the hostile hosts, are recorded for a retry (never as
 // fetched), and the hostile hosts cost bounded time.
 func TestCrawlHostileWeb(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, simweb.Config{Seed: 8, Hosts: 40, Pages: 400,
 		Hazards: simweb.HazardCrawlDelay | simweb.HazardFailingHosts | simweb.HazardHostileLinks})
 	dir := t.TempDir()

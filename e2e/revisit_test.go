@@ -77,6 +77,7 @@ const (
 //     hazard-free web, and a fetch that is not fetch_success or
 //     notmodified counts as a disagreement.
 func TestRevisitSimulatorMatchesCrawl(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crawls 10 rounds")
 	}
