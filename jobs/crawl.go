@@ -72,6 +72,12 @@ type CrawlOptions struct {
 	// skips that clustering: the next multiple runs it.
 	ClusterEvery int
 	Cluster      ClusterOptions
+	// LinkDB keeps the crawl's LinkDB current: after each round's
+	// updatedb, InvertLinks (with the InvertLinks options, Segments set
+	// per round) adds every parsed segment not yet inverted, this
+	// round's and any that a crash left out.
+	LinkDB      bool
+	InvertLinks InvertLinksOptions
 	// SetClock, if set, is called before each round with the round's
 	// simulated time (not in wall-clock mode): a crawl of simweb moves the
 	// server's clock with it.
@@ -119,6 +125,14 @@ func (o CrawlOptions) Validate() error {
 			err error
 		}{"cluster", o.Cluster.Validate()})
 	}
+	if o.LinkDB {
+		il := o.InvertLinks
+		il.Segments = []string{"segment"}
+		checks = append(checks, struct {
+			job string
+			err error
+		}{"invertlinks", il.Validate()})
+	}
 	for _, c := range checks {
 		if c.err != nil {
 			return fmt.Errorf("%s: %w", c.job, c.err)
@@ -151,6 +165,9 @@ type RoundResult struct {
 	Update   *UpdateResult
 	// Cluster is the clustering run after the round (CrawlOptions.ClusterEvery).
 	Cluster *ClusterResult
+	// InvertLinks is the LinkDB update run after the round
+	// (CrawlOptions.LinkDB).
+	InvertLinks *InvertLinksResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
 	// Stopped says the round ended early at a StopFile; Interrupted that
@@ -618,6 +635,11 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 	}
 	rr.Update = ur
 	rr.Stages = append(rr.Stages, "updatedb")
+	if c.o.LinkDB {
+		if err := c.invertLinks(ctx, rr); err != nil {
+			return err
+		}
+	}
 	if c.o.ClusterEvery > 0 && rr.Round%c.o.ClusterEvery == 0 {
 		if err := c.stop(); err != nil {
 			return err
@@ -631,6 +653,30 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 		rr.Cluster = cr
 		rr.Stages = append(rr.Stages, "cluster")
 	}
+	return nil
+}
+
+// invertLinks adds the links of every parsed segment not yet inverted to
+// the LinkDB.
+func (c *crawler) invertLinks(ctx context.Context, rr *RoundResult) error {
+	if err := c.stop(); err != nil {
+		return err
+	}
+	segs, err := UninvertedSegments(c.env)
+	if err != nil {
+		return fmt.Errorf("crawl: round %d: invertlinks: %w", rr.Round, err)
+	}
+	if len(segs) == 0 {
+		return nil
+	}
+	o := c.o.InvertLinks
+	o.Segments = segs
+	lr, err := InvertLinks(ctx, c.env, o)
+	if err != nil {
+		return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+	}
+	rr.InvertLinks = lr
+	rr.Stages = append(rr.Stages, "invertlinks")
 	return nil
 }
 

@@ -27,6 +27,7 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[updateDB](r)
 	mapreduce.Register[dedupSelect](r)
 	mapreduce.Register[dedupMark](r)
+	mapreduce.Register[invertLinks](r)
 	return r
 }
 

@@ -266,3 +266,35 @@ func RemoveOutputs(fsys storage.FS, dir string, outputs []string, log *slog.Logg
 	}
 	return nil
 }
+
+// InvertedMarker is the file invertlinks writes into a segment once the
+// segment's links are in the LinkDB, so that a crawl that keeps the LinkDB
+// current adds each segment once, including a segment a crash left out.
+// Inverting a segment again is harmless (a link is one LinkDB row), so
+// the marker only saves work.
+const InvertedMarker = "_inverted"
+
+// IsInverted reports whether the segment at dir holds InvertedMarker.
+func IsInverted(fsys storage.FS, dir string) (bool, error) {
+	ok, err := storage.Exists(fsys, path.Join(dir, InvertedMarker))
+	if err != nil {
+		return false, fmt.Errorf("segment %s: %w", dir, err)
+	}
+	return ok, nil
+}
+
+// MarkInverted writes InvertedMarker into the segment at dir, naming the
+// LinkDB (URI) the segment's links went into.
+func MarkInverted(fsys storage.FS, dir, linkDB string, t time.Time) error {
+	data, err := json.Marshal(struct {
+		Time   time.Time `json:"time"`
+		LinkDB string    `json:"linkdb"`
+	}{t, linkDB})
+	if err != nil {
+		return fmt.Errorf("segment %s: %w", dir, err)
+	}
+	if err := storage.WriteFileAtomic(fsys, path.Join(dir, InvertedMarker), append(data, '\n')); err != nil {
+		return fmt.Errorf("segment %s: mark inverted: %w", dir, err)
+	}
+	return nil
+}
