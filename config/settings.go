@@ -192,8 +192,15 @@ const (
 	ParserSignature           = "parser.signature"
 	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
 	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
-	ParserSkipTruncated       = "parser.skipTruncated"
-	URLFilterScope            = "urlfilter.scope"
+
+	// The LinkDB (trawl invertlinks, readlinkdb) and link analysis.
+	LinkDBUpdate               = "linkdb.update"
+	LinkDBIgnoreInternalHost   = "linkdb.ignoreInternalHost"
+	LinkDBIgnoreInternalDomain = "linkdb.ignoreInternalDomain"
+	LinkDBMaxInlinks           = "linkdb.maxInlinks"
+	LinkDBMaxAnchorLength      = "linkdb.maxAnchorLength"
+	ParserSkipTruncated        = "parser.skipTruncated"
+	URLFilterScope             = "urlfilter.scope"
 )
 
 // EnvAgent is the environment variable of fetcher.agent.
@@ -431,5 +438,16 @@ func Settings() []Setting {
 			Doc: "drop outlinks to other hosts (db.ignore.external.links)"},
 		{Name: ParserSkipTruncated, Kind: Bool, Default: "true",
 			Doc: "do not parse pages cut at fetcher.contentLimit: their text and links are partial (parser.skip.truncated)"},
+
+		{Name: LinkDBUpdate, Kind: Bool, Default: "false",
+			Doc: "crawl keeps the LinkDB current: after each round's updatedb it inverts the links of every parsed segment not yet in the LinkDB"},
+		{Name: LinkDBIgnoreInternalHost, Kind: Bool, Default: "false",
+			Doc: "leave links between pages of one host out of the LinkDB (Nutch's linkdb.ignore.internal.links, whose default is true; off here because linkrank's PageRank needs every link)"},
+		{Name: LinkDBIgnoreInternalDomain, Kind: Bool, Default: "false",
+			Doc: "leave links within one registered domain out of the LinkDB"},
+		{Name: LinkDBMaxInlinks, Kind: Int, Default: "10000",
+			Doc: "most inlinks kept per URL in the LinkDB, the first by linking URL (linkdb.max.inlinks)"},
+		{Name: LinkDBMaxAnchorLength, Kind: Int, Default: "100",
+			Doc: "longest anchor text kept per link, in bytes (linkdb.max.anchor.length)"},
 	}
 }

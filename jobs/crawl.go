@@ -662,7 +662,7 @@ func (c *crawler) invertLinks(ctx context.Context, rr *RoundResult) error {
 	if err := c.stop(); err != nil {
 		return err
 	}
-	segs, err := UninvertedSegments(c.env)
+	segs, err := ParsedSegments(c.env, true)
 	if err != nil {
 		return fmt.Errorf("crawl: round %d: invertlinks: %w", rr.Round, err)
 	}

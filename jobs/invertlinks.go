@@ -178,11 +178,11 @@ func InvertLinks(ctx context.Context, env Env, o InvertLinksOptions) (res *Inver
 	return res, nil
 }
 
-// UninvertedSegments returns the URIs of the crawl's parsed segments
-// whose links are not yet in the LinkDB (no segment.InvertedMarker), in
-// name order: what a crawl that keeps the LinkDB current inverts after
-// each round.
-func UninvertedSegments(env Env) ([]string, error) {
+// ParsedSegments returns the URIs of the crawl's parsed segments in name
+// order; with onlyNew, those whose links are not yet in the LinkDB (no
+// segment.InvertedMarker): what a crawl that keeps the LinkDB current
+// inverts after each round.
+func ParsedSegments(env Env, onlyNew bool) ([]string, error) {
 	cp, err := env.paths()
 	if err != nil {
 		return nil, err
@@ -201,12 +201,14 @@ func UninvertedSegments(env Env) ([]string, error) {
 			continue
 		}
 		p := path.Join(cp.segPath, name)
-		done, err := segment.IsInverted(cp.fs, p)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			continue
+		if onlyNew {
+			done, err := segment.IsInverted(cp.fs, p)
+			if err != nil {
+				return nil, err
+			}
+			if done {
+				continue
+			}
 		}
 		st, err := segment.Inspect(cp.fs, p)
 		if err != nil {

@@ -227,7 +227,7 @@ func TestCrawlKeepsLinkDB(t *testing.T) {
 	for _, n := range segmentNames(t, env) {
 		segs = append(segs, storage.Join(SegmentsDir(env.Crawl), n))
 	}
-	if left, err := UninvertedSegments(env); err != nil || len(left) != 0 {
+	if left, err := ParsedSegments(env, true); err != nil || len(left) != 0 {
 		t.Errorf("uninverted after the crawl: %v, %v", left, err)
 	}
 	got, _ := readLinkDB(t, env)
@@ -249,7 +249,7 @@ func TestCrawlKeepsLinkDB(t *testing.T) {
 	if r := res.Rounds[0]; r.InvertLinks == nil {
 		t.Fatalf("round 3 did not invert: %v", r.Stages)
 	}
-	if left, err := UninvertedSegments(env); err != nil || len(left) != 0 {
+	if left, err := ParsedSegments(env, true); err != nil || len(left) != 0 {
 		t.Errorf("uninverted after round 3: %v, %v", left, err)
 	}
 }

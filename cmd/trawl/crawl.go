@@ -85,6 +85,7 @@ Examples:
    trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
    trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
+   trawl crawl --simweb --rounds 3 --linkdb                # keep crawl/linkdb current (trawl invertlinks each round)
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
 		Flags: crawlFlags(),
@@ -118,7 +119,7 @@ func crawlFlags() []cli.Flag {
 		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
 	}
 	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
-		"no-additions", "purge-gone", "overwrite", "update")...)
+		"no-additions", "purge-gone", "overwrite", "update", "linkdb")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	return flags
@@ -239,6 +240,10 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 		return err
 	}
 	if err := s.crawlClusterOptions(c, o); err != nil {
+		return err
+	}
+	o.LinkDB = s.cfg.Bool(config.LinkDBUpdate)
+	if o.InvertLinks, err = s.invertLinksOptions(); err != nil {
 		return err
 	}
 	defaultAgent := ""

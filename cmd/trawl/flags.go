@@ -68,6 +68,9 @@ func flagMappings() []flagMapping {
 		{flag: "scope", setting: config.URLFilterScope},
 		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
 		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
+		{flag: "linkdb", setting: config.LinkDBUpdate},
+		{flag: "ignore-internal-host", setting: config.LinkDBIgnoreInternalHost},
+		{flag: "ignore-internal-domain", setting: config.LinkDBIgnoreInternalDomain},
 		{flag: "parse-truncated", setting: config.ParserSkipTruncated, constant: "false",
 			usage: "parse pages cut at the content limit too (their text and links are partial)"},
 	}
