@@ -199,6 +199,10 @@ const (
 	LinkDBIgnoreInternalDomain = "linkdb.ignoreInternalDomain"
 	LinkDBMaxInlinks           = "linkdb.maxInlinks"
 	LinkDBMaxAnchorLength      = "linkdb.maxAnchorLength"
+	ScoringName                = "scoring.name"
+	LinkRankDamping            = "linkrank.damping"
+	LinkRankMaxIterations      = "linkrank.maxIterations"
+	LinkRankTolerance          = "linkrank.tolerance"
 	ParserSkipTruncated        = "parser.skipTruncated"
 	URLFilterScope             = "urlfilter.scope"
 )
@@ -449,5 +453,13 @@ func Settings() []Setting {
 			Doc: "most inlinks kept per URL in the LinkDB, the first by linking URL (linkdb.max.inlinks)"},
 		{Name: LinkDBMaxAnchorLength, Kind: Int, Default: "100",
 			Doc: "longest anchor text kept per link, in bytes (linkdb.max.anchor.length)"},
+		{Name: ScoringName, Kind: String, Default: "opic", Choices: []string{"opic", "linkrank"},
+			Doc: "how pages are scored for generate's top-N: opic (updatedb adds each link's OPIC cash, Nutch's scoring-opic) or linkrank (crawl keeps the LinkDB and runs linkrank's PageRank after every round; updatedb adds no cash)"},
+		{Name: LinkRankDamping, Kind: Float, Default: "0.85",
+			Doc: "linkrank: probability that the random surfer follows a link, in (0, 1)"},
+		{Name: LinkRankMaxIterations, Kind: Int, Default: "30",
+			Doc: "linkrank: most power iterations (Nutch's link.analyze.num.iterations is 10)"},
+		{Name: LinkRankTolerance, Kind: Float, Default: "1e-6",
+			Doc: "linkrank: iterations end once the L1 change of the rank vector is below this"},
 	}
 }

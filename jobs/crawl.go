@@ -78,6 +78,10 @@ type CrawlOptions struct {
 	// round's and any that a crash left out.
 	LinkDB      bool
 	InvertLinks InvertLinksOptions
+	// LinkRank configures the LinkRank run after each round's
+	// invertlinks when Update.Scoring is "linkrank" (which implies
+	// LinkDB).
+	LinkRank LinkRankOptions
 	// SetClock, if set, is called before each round with the round's
 	// simulated time (not in wall-clock mode): a crawl of simweb moves the
 	// server's clock with it.
@@ -125,7 +129,11 @@ func (o CrawlOptions) Validate() error {
 			err error
 		}{"cluster", o.Cluster.Validate()})
 	}
-	if o.LinkDB {
+	if o.LinkDB || o.Update.Scoring == ScoringLinkRank {
+		checks = append(checks, struct {
+			job string
+			err error
+		}{"linkrank", o.LinkRank.Validate()})
 		il := o.InvertLinks
 		il.Segments = []string{"segment"}
 		checks = append(checks, struct {
@@ -166,8 +174,10 @@ type RoundResult struct {
 	// Cluster is the clustering run after the round (CrawlOptions.ClusterEvery).
 	Cluster *ClusterResult
 	// InvertLinks is the LinkDB update run after the round
-	// (CrawlOptions.LinkDB).
+	// (CrawlOptions.LinkDB), and LinkRank the scoring run after it
+	// (linkrank scoring).
 	InvertLinks *InvertLinksResult
+	LinkRank    *LinkRankResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
 	// Stopped says the round ended early at a StopFile; Interrupted that
@@ -635,10 +645,21 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 	}
 	rr.Update = ur
 	rr.Stages = append(rr.Stages, "updatedb")
-	if c.o.LinkDB {
+	if c.o.LinkDB || c.o.Update.Scoring == ScoringLinkRank {
 		if err := c.invertLinks(ctx, rr); err != nil {
 			return err
 		}
+	}
+	if c.o.Update.Scoring == ScoringLinkRank {
+		if err := c.stop(); err != nil {
+			return err
+		}
+		lr, err := LinkRank(ctx, c.env, c.o.LinkRank)
+		if err != nil {
+			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+		}
+		rr.LinkRank = lr
+		rr.Stages = append(rr.Stages, "linkrank")
 	}
 	if c.o.ClusterEvery > 0 && rr.Round%c.o.ClusterEvery == 0 {
 		if err := c.stop(); err != nil {

@@ -86,6 +86,8 @@ type dbMerger struct {
 	noAdditions bool
 	// maxInlinks is db.update.max.inlinks (<= 0: no limit).
 	maxInlinks int
+	// noLinkCash keeps scores as they are (LinkRank scoring).
+	noLinkCash bool
 	// applyClusters says a cluster result is being applied (kindCluster
 	// values); clusterMaxChanges is its young-page threshold, and
 	// clusterAnyChanges says it had none (see applyCluster).
@@ -147,7 +149,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		count(ctrNewFromLinks, 1)
 		res = m.newFromLinks(url)
 	}
-	addInlinks(&res, in.old, links)
+	addInlinks(&res, in.old, links, m.noLinkCash)
 	res.GenerateTime = time.Time{} // Nutch removes _ngt_
 	count(statusCounter(res.Status), 1)
 	return res, true, nil
@@ -283,12 +285,17 @@ func (m *dbMerger) fetched(url string, in urlValues, count func(string, int64)) 
 // addInlinks is OPIC's updateDbScore: the old score (or the new row's)
 // plus the cash of every incoming link, summed in float64 in a fixed
 // order. The inlink count rises to the distinct linking pages seen.
-func addInlinks(res *crawldb.Datum, old *crawldb.Datum, links []inlink) {
+// With noCash (LinkRank scoring) the score stays the old one.
+func addInlinks(res *crawldb.Datum, old *crawldb.Datum, links []inlink, noCash bool) {
 	base := res.Score
 	if old != nil {
 		base = old.Score
 	}
-	res.Score = float32(float64(base) + sumCash(links))
+	if noCash {
+		res.Score = base
+	} else {
+		res.Score = float32(float64(base) + sumCash(links))
+	}
 	if n := int32(distinctFrom(links)); n > res.Features.Inlinks {
 		res.Features.Inlinks = n
 	}

@@ -28,6 +28,10 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[dedupSelect](r)
 	mapreduce.Register[dedupMark](r)
 	mapreduce.Register[invertLinks](r)
+	mapreduce.Register[rankEdges](r)
+	mapreduce.Register[rankNodes](r)
+	mapreduce.Register[rankIterate](r)
+	mapreduce.Register[rankScore](r)
 	return r
 }
 

@@ -57,6 +57,11 @@ type UpdateOptions struct {
 	// Schedule sets the next fetch of every fetched or new URL; the zero
 	// value is trawl's default (see ScheduleOptions).
 	Schedule ScheduleOptions
+	// Scoring is how pages are scored: "" or "opic" adds each link's OPIC
+	// cash to its target's score (Nutch's scoring-opic); "linkrank" leaves
+	// scores to LinkRank, which sets every score from the LinkDB (a URL new
+	// from links starts at 0 until then).
+	Scoring string
 	// Remerge merges segments already merged (they hold
 	// segment.MergedMarker) again; merging one twice counts its fetches
 	// and its links' OPIC cash twice. False skips such segments, and
@@ -88,6 +93,9 @@ func (o UpdateOptions) Validate() error {
 	}
 	if o.NoInlinkLimit && o.MaxInlinks != 0 {
 		return fmt.Errorf("MaxInlinks %d with NoInlinkLimit: give one or the other", o.MaxInlinks)
+	}
+	if err := ValidateScoring(o.Scoring); err != nil {
+		return err
 	}
 	s := o.Schedule.resolved()
 	if _, err := crawldb.NewSchedule(s.Name, s.Config); err != nil {
@@ -416,6 +424,7 @@ func planUpdate(ctx context.Context, env Env, cp crawlPaths, o UpdateOptions, fi
 		RetryMax:    o.RetryMax,
 		MaxInlinks:  o.inlinkLimit(),
 		PurgeGone:   o.PurgeGone,
+		NoLinkCash:  o.Scoring == ScoringLinkRank,
 		Filters:     filters,
 		Schedule:    o.Schedule,
 	}}

@@ -54,6 +54,9 @@ type updateDB struct {
 	MaxInlinks int
 	// PurgeGone drops db_gone rows.
 	PurgeGone bool
+	// NoLinkCash leaves scores as they are (LinkRank scoring) instead of
+	// adding links' OPIC cash.
+	NoLinkCash bool `json:",omitempty"`
 	// Filters are the URL filters applied to every input record (the zero
 	// value filters nothing).
 	Filters filterSpec
@@ -121,6 +124,7 @@ func (s updateDB) merger() (*dbMerger, error) {
 		maxInterval: intervalSeconds(s.Schedule.Config.MaxInterval),
 		noAdditions: s.NoAdditions,
 		maxInlinks:  s.MaxInlinks,
+		noLinkCash:  s.NoLinkCash,
 	}
 	if c := s.Clusters; c != nil {
 		m.applyClusters = true

@@ -146,6 +146,7 @@ func newApp(sio *stdio) *cli.App {
 			updatedbCommand(sio),
 			dedupCommand(sio),
 			invertlinksCommand(sio),
+			linkrankCommand(sio),
 			crawlCommand(sio),
 			clusterCommand(sio),
 			dbscanCommand(sio),

@@ -86,6 +86,7 @@ Examples:
    trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
    trawl crawl --simweb --rounds 3 --linkdb                # keep crawl/linkdb current (trawl invertlinks each round)
+   trawl crawl --simweb --rounds 3 --scoring linkrank      # score pages by PageRank over the LinkDB, not OPIC
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
 		Flags: crawlFlags(),
@@ -119,7 +120,7 @@ func crawlFlags() []cli.Flag {
 		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
 	}
 	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
-		"no-additions", "purge-gone", "overwrite", "update", "linkdb")...)
+		"no-additions", "purge-gone", "overwrite", "update", "linkdb", "scoring")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	return flags
@@ -244,6 +245,9 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	}
 	o.LinkDB = s.cfg.Bool(config.LinkDBUpdate)
 	if o.InvertLinks, err = s.invertLinksOptions(); err != nil {
+		return err
+	}
+	if o.LinkRank, err = s.linkRankOptions(); err != nil {
 		return err
 	}
 	defaultAgent := ""

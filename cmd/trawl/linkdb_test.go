@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,4 +61,23 @@ func TestLinkDBCommands(t *testing.T) {
 	if !strings.Contains(again, "LinkDB inlinks:\t"+strings.TrimPrefix(lines[0], "inlinks:\t")+"\n") {
 		t.Errorf("invertlinks --dir changed the LinkDB (had %s):\n%s", lines[0], again)
 	}
+
+	// linkrank scores every CrawlDB URL; the scores average 1.
+	rep := statsJSON(t, r, crawl)
+	lr := r.ok("--log-level", "warn", "--crawl", crawl, "linkrank", "--iterations", "100", "--tolerance", "1e-9").stdout
+	if !strings.Contains(lr, fmt.Sprintf("URLs ranked:\t%d\n", rep.Total)) || !strings.Contains(lr, ", converged") {
+		t.Errorf("linkrank (%d CrawlDB rows):\n%s", rep.Total, lr)
+	}
+	sum := 0.0
+	for _, row := range dumpRows(t, r, crawl) {
+		f, ok := row["score"].(float64)
+		if !ok {
+			t.Fatalf("score %v", row["score"])
+		}
+		sum += f
+	}
+	if math.Abs(sum/float64(rep.Total)-1) > 1e-3 {
+		t.Errorf("linkrank scores average %v, want 1", sum/float64(rep.Total))
+	}
+	r.fails(exitUsage, "--crawl", crawl, "linkrank", "--damping", "1.5")
 }

@@ -38,6 +38,7 @@ Examples:
 			settingFlag("no-additions"),
 			settingFlag("purge-gone"),
 			settingFlag("schedule"),
+			settingFlag("scoring"),
 			&cli.BoolFlag{Name: "remerge", Usage: "allow segments already merged (their links' OPIC cash then counts twice)"},
 			nowFlagDef("URLs new from links are due from"),
 			forceFlag(),
@@ -107,6 +108,7 @@ func (s *session) updateOptions() (jobs.UpdateOptions, error) {
 		NoAdditions: !s.cfg.Bool(config.UpdateAdditions),
 		PurgeGone:   s.cfg.Bool(config.UpdatePurgeGone),
 		Schedule:    sched,
+		Scoring:     s.cfg.String(config.ScoringName),
 	}
 	if o.RetryMax, _, err = countSetting(config.UpdateRetryMax, s.cfg.Int(config.UpdateRetryMax), false); err != nil {
 		return o, err
