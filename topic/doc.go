@@ -1,5 +1,5 @@
 // Package topic is the text side of a focused (topic) crawler. So far it
-// turns texts into index terms.
+// turns texts into index terms and learns a topic from sample texts.
 //
 // The design follows the focused crawler of the Institute of Computing
 // Technology, Chinese Academy of Sciences: Li Sheng-tao, Zhao Zhang-jie and
@@ -33,4 +33,39 @@
 // are not segmented: a run of them is one word, and a run longer than 64
 // characters is dropped. The topic and the pages must then be in a language
 // written with spaces.
+//
+// # The topic vector
+//
+// Learn turns the samples into the topic vector w, one weight per term,
+// by tf-idf, term frequency times inverse document frequency (Salton and
+// Buckley, "Term-weighting approaches in automatic text retrieval", 1988).
+// The samples are one description of one topic, so a term's
+// frequency tf(t) is its number of occurrences in all of them together,
+// scaled sublinearly so that a word repeated in one sample does not
+// outweigh the rest:
+//
+//	w'(t) = (1 + ln tf(t)) · idf(t)
+//
+// The inverse document frequency needs documents off the topic: computed
+// over a few samples alone it would collapse (with one sample every term
+// has the same), or worse, favour the words that only some samples use
+// over the words that all of them use. So idf(t) = 1 unless
+// Options.Background gives texts off the topic, and then
+//
+//	idf(t) = ln((1 + N) / (1 + df(t))) + 1
+//
+// over the N samples and background texts (those with a term), df(t)
+// being the number of them in which t occurs: a word that many background
+// pages use weighs less than one only the samples use. Only the samples'
+// terms are in the vector. The Options.MaxTerms (default 200) heaviest
+// terms are kept, ties broken by the term, and scaled to unit length:
+//
+//	w(t) = w'(t) / sqrt(Σ_u w'(u)²)      (u over the kept terms)
+//
+// # Carrying a topic to the tasks
+//
+// A Model encodes itself as JSON (MarshalJSON) and decodes itself
+// (UnmarshalJSON), so that a job's specification can carry it to the tasks
+// that score pages; a decoded model has exactly the weights of the model
+// that was encoded.
 package topic
