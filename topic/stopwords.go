@@ -17,7 +17,8 @@ var englishStopWords = []string{
 	"you", "your", "yours", "yourself", "yourselves", "he", "him", "his",
 	"himself", "she", "her", "hers", "herself", "it", "its", "itself",
 	"they", "them", "their", "theirs", "themselves", "what", "which", "who",
-	"whom", "whose", "one", "ones",
+	"whom", "whose", "one", "ones", "anyone", "anything", "everyone",
+	"everything", "nobody", "nothing", "someone", "something",
 	// Auxiliary and modal verbs.
 	"am", "is", "are", "was", "were", "be", "been", "being", "have", "has",
 	"had", "having", "do", "does", "did", "doing", "done", "will", "would",
