@@ -28,3 +28,35 @@ func BenchmarkAnalyzerTerms(b *testing.B) {
 		buf = a.AppendTerms(buf[:0], text)
 	}
 }
+
+// BenchmarkPageRelevance scores the 2,200-word astronomy page against the
+// topic of the astronomy samples.
+func BenchmarkPageRelevance(b *testing.B) {
+	m, err := Learn(astronomySamples, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	title, text := astronomyPage(b)
+	b.SetBytes(int64(len(title) + len(text)))
+	b.ReportAllocs()
+	var r float64
+	for b.Loop() {
+		r = m.PageRelevance(title, text)
+	}
+	b.ReportMetric(r, "relevance")
+}
+
+// BenchmarkLinkRelevance scores one link with anchor text, URL and
+// context, none of them with the topic's heaviest term, so that all three
+// are analysed.
+func BenchmarkLinkRelevance(b *testing.B) {
+	m, err := Learn(astronomySamples, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m.LinkRelevance("Read the reviews", "https://www.example.org/astronomy/buying-guide.html?ref=nav",
+			"Before you buy binoculars for stargazing")
+	}
+}

@@ -1,5 +1,7 @@
-// Package topic is the text side of a focused (topic) crawler. So far it
-// turns texts into index terms and learns a topic from sample texts.
+// Package topic is the text side of a focused (topic) crawler: it learns a
+// topic from sample texts, rates a page by how well its text fits the
+// topic, and rates a link before its target is fetched by the words of its
+// anchor text, its URL and the text around it.
 //
 // The design follows the focused crawler of the Institute of Computing
 // Technology, Chinese Academy of Sciences: Li Sheng-tao, Zhao Zhang-jie and
@@ -62,10 +64,38 @@
 //
 //	w(t) = w'(t) / sqrt(Σ_u w'(u)²)      (u over the kept terms)
 //
+// # Page relevance
+//
+// A page's term vector counts each of its terms once per occurrence in
+// its text and Options.TitleBoost times (default 3) per occurrence in its
+// title, and its relevance is the cosine between that vector and the
+// topic's, in [0, 1]:
+//
+//	p(t) = tf_text(t) + TitleBoost · tf_title(t)
+//	PageRelevance = Σ_t p(t)·w(t) / sqrt(Σ_t p(t)²)
+//
+// # Link relevance
+//
+// A link's relevance RW, in [0, 1], is judged from three kinds of
+// evidence, each as relevant as its most relevant term, a term's relevance
+// being its weight relative to the topic's heaviest term:
+//
+//	rel(t) = w(t) / max_u w(u)          (0 for a term not in the topic)
+//	RW = max(1.0 · max_{t ∈ anchor text}  rel(t),
+//	         0.7 · max_{t ∈ URL}          rel(t),
+//	         0.5 · max_{t ∈ context}      rel(t))
+//
+// The anchor text's terms are the paper's evidence. The URL's words (of
+// its host, path and query; http://example.org/astronomy/telescopes-guide.html
+// gives example, astronomy, telescopes and guide) and the context, the text
+// around the link on its page, are weaker evidence, weighted by
+// AnchorEvidence, URLEvidence and ContextEvidence. A link with no term of
+// the topic in any of them scores 0.
+//
 // # Carrying a topic to the tasks
 //
 // A Model encodes itself as JSON (MarshalJSON) and decodes itself
 // (UnmarshalJSON), so that a job's specification can carry it to the tasks
-// that score pages; a decoded model has exactly the weights of the model
-// that was encoded.
+// that score pages; a decoded model scores every page and link exactly as
+// the model that was encoded.
 package topic

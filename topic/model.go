@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 const (
@@ -53,15 +54,20 @@ type TermWeight struct {
 
 // A Model is a topic learnt from sample texts: its topic vector, a
 // unit-length vector of term weights, and the title boost used to build
-// the term vectors of pages. A Model is never modified after it is made,
-// and is safe for concurrent use. Its JSON form (MarshalJSON) carries all
-// of it, so that a job's specification can take it to the tasks that score
-// pages.
+// the term vectors of pages. Its topic never changes after it is made. A
+// Model is safe for concurrent use; it keeps a pool of scratch space for
+// scoring, with memories of stems, so that a goroutine that scores page
+// after page stems each word once. Its JSON form (MarshalJSON) carries the
+// whole topic, so that a job's specification can take it to the tasks that
+// score pages. A Model's zero value has no terms and scores everything 0.
 type Model struct {
 	terms      []TermWeight       // heaviest first, ties by term
 	weight     map[string]float64 // term → weight
 	maxWeight  float64            // terms[0].Weight
 	titleBoost float64
+	// pool holds scratch space for scoring (*scorer), so that a goroutine
+	// that scores page after page reuses its memory of stems.
+	pool *sync.Pool
 }
 
 // Learn learns a topic from sample texts about it: whole pages, paragraphs
@@ -193,6 +199,7 @@ func newModel(terms []TermWeight, maxTerms int, titleBoost float64) (*Model, err
 		terms:      terms,
 		weight:     make(map[string]float64, len(terms)),
 		titleBoost: titleBoost,
+		pool:       new(sync.Pool),
 	}
 	for i := range terms {
 		if !unit {
