@@ -105,6 +105,10 @@ func Learn(samples []string, o Options) (*Model, error) {
 			terms++
 			if intoTF {
 				tf[t]++
+			} else if _, ok := tf[t]; !ok {
+				// Only the samples' terms need a df: the rest of a
+				// background's vocabulary would only take memory.
+				return
 			}
 			if _, ok := seen[t]; !ok {
 				seen[t] = struct{}{}
