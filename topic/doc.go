@@ -85,12 +85,15 @@
 //	         0.7 · max_{t ∈ URL}          rel(t),
 //	         0.5 · max_{t ∈ context}      rel(t))
 //
-// The anchor text's terms are the paper's evidence. The URL's words (of
-// its host, path and query; http://example.org/astronomy/telescopes-guide.html
-// gives example, astronomy, telescopes and guide) and the context, the text
-// around the link on its page, are weaker evidence, weighted by
-// AnchorEvidence, URLEvidence and ContextEvidence. A link with no term of
-// the topic in any of them scores 0.
+// The anchor text's terms are the paper's evidence. The URL's words and
+// the context, the text around the link on its page, are weaker evidence;
+// the three weights are AnchorEvidence, URLEvidence and ContextEvidence.
+// The URL's words are those of its host, path and query, with escapes
+// undone, analysed like any text and without the words every URL has
+// (http, www, com, html, index...): so
+// http://www.example.org/astronomy/telescopes-guide.html gives the terms
+// exampl, astronomi, telescop and guid. A link with no term of the topic
+// in any of them scores 0.
 //
 // # Carrying a topic to the tasks
 //

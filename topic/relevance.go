@@ -7,13 +7,16 @@ import (
 )
 
 // The weights of the three kinds of evidence about a link's target in
-// LinkRelevance: its anchor text is the best, the words of its URL are
-// weaker (they are often abbreviated, or the names of a site's sections),
-// and the text around the link is the weakest (it may be about another
-// link).
+// LinkRelevance.
 const (
-	AnchorEvidence  = 1.0
-	URLEvidence     = 0.7
+	// AnchorEvidence weighs the terms of a link's anchor text, the best
+	// evidence: the words its page's author chose to describe the target.
+	AnchorEvidence = 1.0
+	// URLEvidence weighs the words of a link's URL, weaker evidence: they
+	// are often abbreviated, or the names of a site's sections.
+	URLEvidence = 0.7
+	// ContextEvidence weighs the terms of the text around a link, the
+	// weakest evidence: that text may be about another link.
 	ContextEvidence = 0.5
 )
 
@@ -60,23 +63,25 @@ func (m *Model) PageRelevance(title, text string) float64 {
 	return clamp01(dot / math.Sqrt(norm))
 }
 
-// LinkRelevance returns the relevance, in [0, 1], of a link's target to
-// the topic, judged before it is fetched from the link's anchor text, its
-// URL and context, the text around the link on its page (any of them may
-// be empty). A term's relevance is its weight relative to the topic's
-// heaviest term, rel(t) = w(t)/max_u w(u), and each kind of evidence is as
-// relevant as its most relevant term:
+// LinkRelevance returns the relevance RW, in [0, 1], of a link's target to
+// the topic, judged before the target is fetched from three kinds of
+// evidence: the link's anchor text, its URL, and context, the text around
+// the link on its page (any of them may be empty). A term's relevance is
+// its weight relative to the topic's heaviest term, rel(t) = w(t)/max_u
+// w(u), and each kind of evidence is as relevant as its most relevant
+// term:
 //
 //	RW = max(AnchorEvidence·max_{t∈anchor} rel(t),
 //	         URLEvidence·max_{t∈url} rel(t),
 //	         ContextEvidence·max_{t∈context} rel(t))
 //
-// The URL's words are those of its host, its path and its query, split at
-// every character that is not a letter or digit (so
-// http://www.example.org/astronomy/telescopes-guide.html gives example,
-// astronomy, telescopes and guide), without the words that every URL has
-// (http, www, com, org, html, php, index and the like). A link without a
-// term of the topic in any of them scores 0.
+// The URL's words are those of its host, its path and its query (with
+// their escapes undone), analysed like any text, so that every character
+// that is not a letter or digit splits them
+// (http://www.example.org/astronomy/telescopes-guide.html gives example,
+// astronomy, telescopes and guide), and without the words that every URL
+// has (http, www, com, org, html, php, index and the like). A link without
+// a term of the topic in any of them scores 0.
 func (m *Model) LinkRelevance(anchor, rawURL, context string) float64 {
 	if m.maxWeight <= 0 {
 		return 0
