@@ -73,6 +73,19 @@ type Datum struct {
 	Source Source `parquet:"schedule_source,dict"`
 	// Metadata holds free-form key/value pairs (Nutch's metadata).
 	Metadata map[string]string `parquet:"metadata"`
+	// The focused crawl's columns (zero in a crawl without a topic):
+	// Relevance is the fetched page's relevance to the topic (the cosine
+	// of its terms with the topic's, in [0, 1]); LinkRelevance the
+	// highest relevance RW of the links to the URL seen so far (their
+	// anchor text and URL words against the topic); OffTopic marks a
+	// fetched page whose Relevance is under the crawl's threshold; and
+	// OffTopicHops counts the off-topic pages in a row on the path the URL
+	// was found by (0: found on an on-topic page or a seed), which bounds
+	// tunnelling through off-topic regions.
+	Relevance     float32 `parquet:"relevance"`
+	LinkRelevance float32 `parquet:"link_relevance"`
+	OffTopic      bool    `parquet:"off_topic"`
+	OffTopicHops  int32   `parquet:"off_topic_hops"`
 }
 
 // HistoryLimit bounds Datum.History.

@@ -193,6 +193,7 @@ var csvHeader = []string{
 	"etag", "last_modified", "fetch_count", "change_count", "history",
 	"features.words", "features.outlinks", "features.inlinks", "features.images", "features.depth", "features.bytes",
 	"cluster_id", "cluster_sample", "schedule_source", "metadata",
+	"relevance", "link_relevance", "off_topic", "off_topic_hops",
 }
 
 // CSVHeader returns the header row of the CSV dump.
@@ -240,6 +241,8 @@ func (c *csvWriter) Write(d *Datum) error {
 	f := d.Features
 	r[20], r[21], r[22], r[23], r[24], r[25] = itoa(int64(f.Words)), itoa(int64(f.Outlinks)), itoa(int64(f.Inlinks)), itoa(int64(f.Images)), itoa(int64(f.Depth)), itoa(f.Bytes)
 	r[26], r[27], r[28], r[29] = itoa(int64(d.ClusterID)), strconv.FormatBool(d.ClusterSample), string(d.Source), md
+	r[30], r[31] = strconv.FormatFloat(float64(d.Relevance), 'g', -1, 32), strconv.FormatFloat(float64(d.LinkRelevance), 'g', -1, 32)
+	r[32], r[33] = strconv.FormatBool(d.OffTopic), itoa(int64(d.OffTopicHops))
 	if err := c.w.Write(r); err != nil {
 		return fmt.Errorf("crawldb: csv dump: %w", err)
 	}
@@ -286,6 +289,10 @@ type jsonDatum struct {
 	ClusterSample bool              `json:"cluster_sample"`
 	Source        string            `json:"schedule_source"`
 	Metadata      map[string]string `json:"metadata"`
+	Relevance     float32           `json:"relevance"`
+	LinkRelevance float32           `json:"link_relevance"`
+	OffTopic      bool              `json:"off_topic"`
+	OffTopicHops  int32             `json:"off_topic_hops"`
 }
 
 type jsonFeatures struct {
@@ -333,6 +340,7 @@ func appendDatumJSON(b []byte, d *Datum) []byte {
 		ETag: d.ETag, LastModified: d.LastModified, FetchCount: d.FetchCount, ChangeCount: d.ChangeCount,
 		History: make([]jsonObservation, len(d.History)), Features: jsonFeatures(d.Features), ClusterID: d.ClusterID,
 		ClusterSample: d.ClusterSample, Source: string(d.Source), Metadata: d.Metadata,
+		Relevance: d.Relevance, LinkRelevance: d.LinkRelevance, OffTopic: d.OffTopic, OffTopicHops: d.OffTopicHops,
 	}
 	if len(d.Signature) > 0 {
 		s := hex.EncodeToString(d.Signature)

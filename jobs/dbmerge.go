@@ -110,6 +110,11 @@ type urlValues struct {
 	fetch *segment.Fetch
 	sig   *segment.ParseUpdate
 	cv    *clusterValue
+	// linkRW is the highest relevance of the links seen and linkHops
+	// the fewest off-topic hops they carry (focused crawls; links > 0).
+	links    int
+	linkRW   float32
+	linkHops int32
 }
 
 // merge reduces the values of one URL to its new CrawlDB row; ok is false
@@ -150,6 +155,7 @@ func (m *dbMerger) merge(url string, values iter.Seq[dbValue], st *mergeState, c
 		res = m.newFromLinks(url)
 	}
 	addInlinks(&res, in.old, links, m.noLinkCash)
+	applyFocus(&res, in)
 	res.GenerateTime = time.Time{} // Nutch removes _ngt_
 	count(statusCounter(res.Status), 1)
 	return res, true, nil
@@ -198,6 +204,11 @@ func collectParse(in *urlValues, p *segment.ParseUpdate, links *inlinkHeap, coun
 	switch p.Status {
 	case crawldb.StatusLinked:
 		links.add(p.FromURL, p.Score)
+		if in.links == 0 || p.OffTopicHops < in.linkHops {
+			in.linkHops = p.OffTopicHops
+		}
+		in.linkRW = max(in.linkRW, p.Relevance)
+		in.links++
 	case crawldb.StatusSignature:
 		if in.sig == nil || !p.FetchTime.Before(in.sig.FetchTime) {
 			in.sig = p
@@ -271,6 +282,7 @@ func (m *dbMerger) fetched(url string, in urlValues, count func(string, int64)) 
 		res.ClusterID = old.ClusterID
 		res.ClusterSample = old.ClusterSample
 		res.Features = old.Features
+		res.LinkRelevance, res.OffTopicHops = old.LinkRelevance, old.OffTopicHops
 	}
 	// The schedule below sees the applied cluster result.
 	m.applyCluster(&res, in.cv)
@@ -280,6 +292,22 @@ func (m *dbMerger) fetched(url string, in urlValues, count func(string, int64)) 
 		res.Features.Inlinks = inl
 	}
 	return res, m.applyFetch(&res, u, count)
+}
+
+// applyFocus sets a focused crawl's columns from the page's parse (its
+// relevance and mark) and the links to it (the best RW, the fewest
+// off-topic hops), keeping what the row knew.
+func applyFocus(res *crawldb.Datum, in urlValues) {
+	if in.sig != nil && in.fetch != nil {
+		res.Relevance, res.OffTopic = in.sig.Relevance, in.sig.OffTopic
+	}
+	if in.links == 0 {
+		return
+	}
+	res.LinkRelevance = max(res.LinkRelevance, in.linkRW)
+	if in.old == nil || in.linkHops < res.OffTopicHops {
+		res.OffTopicHops = in.linkHops
+	}
 }
 
 // addInlinks is OPIC's updateDbScore: the old score (or the new row's)

@@ -15,6 +15,7 @@ import (
 	"github.com/trawl/trawl/linkdb"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/topic"
 )
 
 // The engine jobs of LinkRank, as Registry knows them, and their counters.
@@ -72,6 +73,12 @@ type LinkRankOptions struct {
 	// Tolerance ends the iterations once the L1 change of the rank vector
 	// falls below it (0 means DefaultLinkRankTolerance).
 	Tolerance float64
+	// Topic, if set, makes the ranking IPageRank: a page's vote is split
+	// over its out-links in proportion to their relevance RW to the topic
+	// (topic.Model.LinkRelevance of each LinkDB row's anchor and target
+	// URL) instead of evenly; a page whose links all have RW 0 votes as a
+	// dangling page.
+	Topic *topic.Model `json:",omitempty"`
 }
 
 // Validate reports options out of range.
@@ -201,7 +208,7 @@ func (r *rankRun) job(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Coun
 }
 
 func (r *rankRun) run(ctx context.Context, cp crawlPaths) (*LinkRankResult, error) {
-	edges := rankEdges{CrawlDB: r.crawlDB, LinkDB: r.linkDB, Out: storage.Join(r.work, "edges"), Reduces: r.parts}
+	edges := rankEdges{CrawlDB: r.crawlDB, LinkDB: r.linkDB, Out: storage.Join(r.work, "edges"), Reduces: r.parts, Topic: r.o.Topic}
 	c, err := r.job(ctx, edges)
 	if err != nil {
 		return nil, err
@@ -256,11 +263,13 @@ func (r *rankRun) removeWork(cp crawlPaths, uri string) {
 	}
 }
 
-// rankEdge is a link between two CrawlDB URLs; a row with an empty To
-// marks From as a node (a CrawlDB URL).
+// rankEdge is a link between two CrawlDB URLs with its weight (1, or its
+// RW for IPageRank); a row with an empty To marks From as a node (a
+// CrawlDB URL).
 type rankEdge struct {
-	From string `parquet:"from"`
-	To   string `parquet:"to"`
+	From string  `parquet:"from"`
+	To   string  `parquet:"to"`
+	W    float64 `parquet:"w"`
 }
 
 // rankEdges is LinkRank's first job: the LinkDB's links whose target is a
@@ -268,6 +277,8 @@ type rankEdge struct {
 type rankEdges struct {
 	CrawlDB, LinkDB, Out string
 	Reduces              int
+	// Topic weights each link by its RW (IPageRank); nil weighs all 1.
+	Topic *topic.Model `json:",omitempty"`
 }
 
 func (rankEdges) JobName() string { return JobLinkRankEdges }
@@ -289,9 +300,14 @@ func (s rankEdges) Job() (mapreduce.Runnable, error) {
 				return nil
 			}, mapreduce.RequireSuccess()),
 			mapreduce.From(s.LinkDB, func(t *mapreduce.Task, l linkdb.Inlink, emit mapreduce.Emit[rankEdge]) error {
-				if l.From != l.To {
-					emit(l.To, rankEdge{From: l.From})
+				if l.From == l.To {
+					return nil
 				}
+				w := 1.0
+				if s.Topic != nil {
+					w = s.Topic.LinkRelevance(l.Anchor, l.To, "")
+				}
+				emit(l.To, rankEdge{From: l.From, W: w})
 				return nil
 			}, mapreduce.RequireSuccess()),
 		},
@@ -305,12 +321,12 @@ func (s rankEdges) Job() (mapreduce.Runnable, error) {
 // and drops the links to any other URL.
 func joinEdges(t *mapreduce.Task, to string, values iter.Seq[rankEdge], out func(rankEdge)) error {
 	node := false
-	var from []string
+	var from []rankEdge
 	for v := range values {
 		if v.From == "" {
 			node = true
 		} else {
-			from = append(from, v.From)
+			from = append(from, v)
 		}
 	}
 	if !node {
@@ -319,21 +335,32 @@ func joinEdges(t *mapreduce.Task, to string, values iter.Seq[rankEdge], out func
 	}
 	t.Count(ctrRankNodes, 1)
 	out(rankEdge{From: to})
-	slices.Sort(from)
+	slices.SortFunc(from, func(a, b rankEdge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(b.W, a.W)) })
 	for i, f := range from {
-		if i == 0 || from[i-1] != f {
+		if i == 0 || from[i-1].From != f.From {
 			t.Count(ctrRankEdges, 1)
-			out(rankEdge{From: f, To: to})
+			out(rankEdge{From: f.From, To: to, W: f.W})
 		}
 	}
 	return nil
 }
 
-// rankNode is a node of the rank vector: its rank and its out-links.
+// rankNode is a node of the rank vector: its rank, its out-links and
+// their weights (the share of its vote each gets, once normalized).
 type rankNode struct {
-	URL  string   `parquet:"url"`
-	Rank float64  `parquet:"rank"`
-	Out  []string `parquet:"out,list"`
+	URL     string    `parquet:"url"`
+	Rank    float64   `parquet:"rank"`
+	Out     []string  `parquet:"out,list"`
+	Weights []float64 `parquet:"weights,list"`
+}
+
+// outWeight is the sum of a node's link weights; 0 makes it dangling.
+func (n rankNode) outWeight() float64 {
+	s := 0.0
+	for _, w := range n.Weights {
+		s += w
+	}
+	return s
 }
 
 // rankNodes is LinkRank's second job: the edges by source, into nodes
@@ -354,25 +381,28 @@ func (s rankNodes) Job() (mapreduce.Runnable, error) {
 	return &mapreduce.Job[rankEdge, rankNode]{
 		Name: JobLinkRankNodes,
 		Inputs: []mapreduce.Input[rankEdge]{mapreduce.From(s.Edges, func(t *mapreduce.Task, e rankEdge, emit mapreduce.Emit[rankEdge]) error {
-			emit(e.From, rankEdge{To: e.To})
+			emit(e.From, rankEdge{To: e.To, W: e.W})
 			return nil
 		}, mapreduce.RequireSuccess())},
 		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[rankEdge], out func(rankNode)) error {
 			node := false
-			var to []string
+			var to []rankEdge
 			for v := range values {
 				if v.To == "" {
 					node = true
 				} else {
-					to = append(to, v.To)
+					to = append(to, v)
 				}
 			}
 			if !node {
 				return nil
 			}
-			slices.Sort(to)
-			n := rankNode{URL: url, Rank: 1 / float64(s.N), Out: to}
-			if len(to) == 0 {
+			slices.SortFunc(to, func(a, b rankEdge) int { return cmp.Compare(a.To, b.To) })
+			n := rankNode{URL: url, Rank: 1 / float64(s.N)}
+			for _, e := range to {
+				n.Out, n.Weights = append(n.Out, e.To), append(n.Weights, e.W)
+			}
+			if !(n.outWeight() > 0) {
 				t.Count(ctrRankDangling, massUnits(n.Rank))
 			}
 			out(n)
@@ -402,9 +432,10 @@ func (rankIterate) JobName() string { return JobLinkRankIterate }
 // rankValue is a node (Node, with its old rank and out-links) or a share
 // of rank flowing along a link.
 type rankValue struct {
-	Node bool
-	Rank float64
-	Out  []string
+	Node    bool
+	Rank    float64
+	Out     []string
+	Weights []float64
 }
 
 func (s rankIterate) Job() (mapreduce.Runnable, error) {
@@ -414,11 +445,12 @@ func (s rankIterate) Job() (mapreduce.Runnable, error) {
 	return &mapreduce.Job[rankValue, rankNode]{
 		Name: JobLinkRankIterate,
 		Inputs: []mapreduce.Input[rankValue]{mapreduce.From(s.In, func(t *mapreduce.Task, n rankNode, emit mapreduce.Emit[rankValue]) error {
-			emit(n.URL, rankValue{Node: true, Rank: n.Rank, Out: n.Out})
-			if len(n.Out) > 0 {
-				share := n.Rank / float64(len(n.Out))
-				for _, to := range n.Out {
-					emit(to, rankValue{Rank: share})
+			emit(n.URL, rankValue{Node: true, Rank: n.Rank, Out: n.Out, Weights: n.Weights})
+			if sum := n.outWeight(); sum > 0 {
+				for i, to := range n.Out {
+					if w := n.Weights[i]; w > 0 {
+						emit(to, rankValue{Rank: n.Rank * w / sum})
+					}
 				}
 			}
 			return nil
@@ -449,13 +481,14 @@ func (s rankIterate) reduce(t *mapreduce.Task, url string, values iter.Seq[rankV
 	for _, x := range shares {
 		in += x
 	}
-	n := float64(s.N)
-	r := (1-s.Damping)/n + s.Damping*(in+s.Dangling/n)
+	nn := float64(s.N)
+	r := (1-s.Damping)/nn + s.Damping*(in+s.Dangling/nn)
 	t.Count(ctrRankDelta, massUnits(math.Abs(r-node.Rank)))
-	if len(node.Out) == 0 {
+	n := rankNode{URL: url, Rank: r, Out: node.Out, Weights: node.Weights}
+	if !(n.outWeight() > 0) {
 		t.Count(ctrRankDangling, massUnits(r))
 	}
-	out(rankNode{URL: url, Rank: r, Out: node.Out})
+	out(n)
 	return nil
 }
 

@@ -60,6 +60,10 @@ type ParseOptions struct {
 	// per output); 0 means the runner's parallelism. It must not be
 	// negative.
 	Reducers int
+	// Focus, with a topic, rates pages and links and follows only the
+	// relevant links (see FocusOptions); the zero value follows every
+	// link.
+	Focus FocusOptions
 }
 
 // Validate checks o as Parse does before it touches the segment: a
@@ -82,7 +86,7 @@ func (o ParseOptions) Validate() error {
 	if _, err := parser.ParseSignatureKind(o.Signature); err != nil {
 		return err
 	}
-	return nil
+	return o.Focus.Validate()
 }
 
 // ParseResult reports a Parse run.
@@ -249,6 +253,7 @@ func planParse(env Env, seg string, o ParseOptions, filters filterSpec) parseJob
 		IgnoreExternalLinks: o.IgnoreExternalLinks,
 		ParseTruncated:      o.ParseTruncated,
 		Filters:             filters,
+		Focus:               o.Focus,
 	}
 }
 
@@ -283,6 +288,8 @@ type parseJob struct {
 	Signature string
 	// Filters are the outlink filters, their rule files' text included.
 	Filters filterSpec
+	// Focus is ParseOptions.Focus, the topic included.
+	Focus FocusOptions `json:",omitempty"`
 }
 
 func (parseJob) JobName() string { return JobParse }
@@ -292,7 +299,7 @@ func (parseJob) JobName() string { return JobParse }
 func (s parseJob) options() ParseOptions {
 	return ParseOptions{Segment: s.Segment, MaxOutlinks: s.MaxOutlinks, AllOutlinks: s.AllOutlinks,
 		Scope: s.Scope, Signature: s.Signature, IgnoreInternalLinks: s.IgnoreInternalLinks,
-		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce}
+		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce, Focus: s.Focus}
 }
 
 // Job builds the job (the driver and the Hadoop task entry, through
@@ -328,7 +335,7 @@ func (s parseJob) pageParser() (*pageParser, error) {
 	if filters != nil {
 		po.Filter = filters
 	}
-	return &pageParser{p: parser.New(po), signature: s.Signature, parseTruncated: s.ParseTruncated}, nil
+	return &pageParser{p: parser.New(po), signature: s.Signature, parseTruncated: s.ParseTruncated, focus: s.Focus}, nil
 }
 
 // parseValue is the parse job's shuffle value: a page's crawl_fetch
@@ -349,6 +356,10 @@ type parseFetch struct {
 	Status    crawldb.Status
 	Score     float32
 	FetchTime time.Time
+	// Hops is the page's off-topic hops from its fetch-list row; Seed
+	// says no crawled page links to it (an injected seed).
+	Hops int32
+	Seed bool
 }
 
 // parseOut is one output record of the parse reduce, routed to one of the
@@ -376,7 +387,8 @@ func parseJobInputs(seg string) []mapreduce.Input[parseValue] {
 			if f.URL == "" {
 				return fmt.Errorf("%s: a crawl_fetch row without URL", fetch)
 			}
-			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime}})
+			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime,
+				Hops: f.Datum.OffTopicHops, Seed: f.Datum.Features.Inlinks == 0}})
 			return nil
 		}, mapreduce.RequireSuccess()),
 	}
@@ -413,6 +425,7 @@ type pageParser struct {
 	p              *parser.Parser
 	signature      string
 	parseTruncated bool
+	focus          FocusOptions
 }
 
 // maxMessage bounds ParseData.Message.
@@ -437,7 +450,7 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 		return nil
 	}
 	countParsed(t, content, res)
-	pp.write(t, url, fetch.Score, fetchTime, res, out)
+	pp.write(t, url, *fetch, fetchTime, res, out)
 	return nil
 }
 
@@ -547,11 +560,45 @@ func countParsed(t *mapreduce.Task, content *segment.Content, res *parser.Result
 	}
 }
 
+// focusLinks returns the crawl_parse link rows of a parsed page: every
+// outlink, or in a focused crawl the links followed, with their RW and
+// the hops their targets inherit; it sets the page's own rating in sig.
+func (pp *pageParser) focusLinks(t *mapreduce.Task, sig *segment.ParseUpdate, fetch parseFetch, res *parser.Result) []segment.ParseUpdate {
+	links := make([]segment.ParseUpdate, 0, len(res.Outlinks))
+	if pp.focus.Topic == nil {
+		for _, l := range res.Outlinks {
+			links = append(links, segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, Anchor: l.Anchor})
+		}
+		return links
+	}
+	f := pp.focus.ratePage(res.Title, res.Text, fetch.Hops, fetch.Seed)
+	sig.Relevance, sig.OffTopic, sig.OffTopicHops = f.relevance, f.offTopic, f.hops
+	if f.offTopic {
+		t.Count(ctrOffTopic, 1)
+	} else {
+		t.Count(ctrOnTopic, 1)
+	}
+	if !f.follow {
+		t.Count(ctrNotFollowed, int64(len(res.Outlinks)))
+		return links
+	}
+	for _, l := range res.Outlinks {
+		rw, ok := pp.focus.followLink(l.Anchor, l.URL, res.Title)
+		if !ok {
+			t.Count(ctrBelowThreshold, 1)
+			continue
+		}
+		links = append(links, segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, Anchor: l.Anchor,
+			Relevance: rw, OffTopicHops: f.hops})
+	}
+	return links
+}
+
 // write writes a parsed page's parse_data and parse_text rows and its
 // crawl_parse updates: its signature, and a link per outlink carrying its
 // OPIC share of score (and the refresh target of a nofollow page, without
 // cash).
-func (pp *pageParser) write(t *mapreduce.Task, url string, score float32, fetchTime time.Time, res *parser.Result, out func(parseOut)) {
+func (pp *pageParser) write(t *mapreduce.Task, url string, fetch parseFetch, fetchTime time.Time, res *parser.Result, out func(parseOut)) {
 	sig := res.Signature(pp.signature)
 	meta := res.Meta
 	if pp.signature != parser.SignatureMD5 {
@@ -564,14 +611,16 @@ func (pp *pageParser) write(t *mapreduce.Task, url string, score float32, fetchT
 		RefreshURL: res.RefreshURL, Meta: meta,
 	}})
 	out(parseOut{Text: &segment.ParseText{URL: url, Text: res.Text}})
-	out(parseOut{Update: &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature,
-		Signature: sig, Features: res.Features, FetchTime: fetchTime}})
-	cash := OPICLinkCash(score, len(res.Outlinks))
-	for _, l := range res.Outlinks {
-		out(parseOut{Update: &segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked,
-			FromURL: url, Anchor: l.Anchor, Score: cash, FetchTime: fetchTime}})
+	sigRow := &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature,
+		Signature: sig, Features: res.Features, FetchTime: fetchTime}
+	links := pp.focusLinks(t, sigRow, fetch, res)
+	out(parseOut{Update: sigRow})
+	cash := OPICLinkCash(fetch.Score, len(links))
+	for _, l := range links {
+		l.Score, l.FromURL, l.FetchTime = cash, url, fetchTime
+		out(parseOut{Update: &l})
 	}
-	t.Count(ctrOutlinks, int64(len(res.Outlinks)))
+	t.Count(ctrOutlinks, int64(len(links)))
 	if res.NoFollow && res.Redirect != "" {
 		t.Count(ctrRefreshLinks, 1)
 		out(parseOut{Update: &segment.ParseUpdate{URL: res.Redirect, Status: crawldb.StatusLinked,

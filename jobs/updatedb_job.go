@@ -205,7 +205,7 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		p.Anchor = "" // not used here: keep the shuffle small
 		emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
 		return nil
-	}, mapreduce.RequireSuccess())
+	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
 
 // clusterInputs read the applied cluster result's assignment/ (labels)

@@ -130,4 +130,11 @@ type ParseUpdate struct {
 	Features  crawldb.Features `parquet:"features"`
 	// FetchTime is the parsed page's fetch time.
 	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
+	// A focused crawl's ratings (zero otherwise): for StatusSignature the
+	// page's relevance to the topic, whether it is off topic and its own
+	// off-topic hops; for StatusLinked the link's relevance RW and the
+	// off-topic hops its target inherits (the linking page's).
+	Relevance    float32 `parquet:"relevance"`
+	OffTopic     bool    `parquet:"off_topic"`
+	OffTopicHops int32   `parquet:"off_topic_hops"`
 }
