@@ -200,6 +200,10 @@ const (
 	LinkDBMaxInlinks           = "linkdb.maxInlinks"
 	LinkDBMaxAnchorLength      = "linkdb.maxAnchorLength"
 	ScoringName                = "scoring.name"
+	TopicFiles                 = "topic.files"
+	TopicLinkThreshold         = "topic.linkThreshold"
+	TopicPageThreshold         = "topic.pageThreshold"
+	TopicMaxOffTopicHops       = "topic.maxOffTopicHops"
 	LinkRankDamping            = "linkrank.damping"
 	LinkRankMaxIterations      = "linkrank.maxIterations"
 	LinkRankTolerance          = "linkrank.tolerance"
@@ -455,6 +459,14 @@ func Settings() []Setting {
 			Doc: "longest anchor text kept per link, in bytes (linkdb.max.anchor.length)"},
 		{Name: ScoringName, Kind: String, Default: "opic", Choices: []string{"opic", "linkrank"},
 			Doc: "how pages are scored for generate's top-N: opic (updatedb adds each link's OPIC cash, Nutch's scoring-opic) or linkrank (crawl keeps the LinkDB and runs linkrank's PageRank after every round; updatedb adds no cash)"},
+		{Name: TopicFiles, Kind: List, Default: "",
+			Doc: "sample-text files describing the topic of a focused crawl (each split into samples at blank lines); empty: no topic"},
+		{Name: TopicLinkThreshold, Kind: Float, Default: "0.1",
+			Doc: "focused crawl: links whose relevance RW (anchor text, URL words) is under this are not followed (the topic crawler's c)"},
+		{Name: TopicPageThreshold, Kind: Float, Default: "0.15",
+			Doc: "focused crawl: pages whose relevance (cosine with the topic) is under this are marked off topic (the topic crawler's d)"},
+		{Name: TopicMaxOffTopicHops, Kind: Int, Default: "0",
+			Doc: "focused crawl: links of off-topic pages are followed while the off-topic pages in a row stay within this (tunnelling; 0: none)"},
 		{Name: LinkRankDamping, Kind: Float, Default: "0.85",
 			Doc: "linkrank: probability that the random surfer follows a link, in (0, 1)"},
 		{Name: LinkRankMaxIterations, Kind: Int, Default: "30",

@@ -87,6 +87,7 @@ Examples:
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
    trawl crawl --simweb --rounds 3 --linkdb                # keep crawl/linkdb current (trawl invertlinks each round)
    trawl crawl --simweb --rounds 3 --scoring linkrank      # score pages by PageRank over the LinkDB, not OPIC
+   trawl crawl --seeds urls.txt --agent mybot --topic astronomy.txt --topN 500 --rounds 10   # a focused crawl
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
 		Flags: crawlFlags(),
@@ -123,6 +124,7 @@ func crawlFlags() []cli.Flag {
 		"no-additions", "purge-gone", "overwrite", "update", "linkdb", "scoring")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
+	flags = append(flags, focusFlags()...)
 	return flags
 }
 
@@ -249,6 +251,14 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	}
 	if o.LinkRank, err = s.linkRankOptions(); err != nil {
 		return err
+	}
+	if o.Parse.Focus, err = s.focusOptions(c); err != nil {
+		return err
+	}
+	if o.Parse.Focus.Topic != nil {
+		// A focused crawl orders its fetches by IPageRank.
+		o.Update.Scoring = jobs.ScoringLinkRank
+		o.LinkRank.Topic = o.Parse.Focus.Topic
 	}
 	defaultAgent := ""
 	if c.Bool("simweb") {

@@ -24,6 +24,11 @@ rank is spread over all URLs, so ranks keep summing to 1). Iterations end when
 the L1 change of the rank vector falls below --tolerance, or after
 --iterations. A URL's score becomes N times its rank, so scores average 1.
 
+With --topic (setting topic.files) it computes IPageRank instead, the
+focused crawler's rank: each page's vote is split over its outlinks in
+proportion to their relevance to the topic (their anchor text and URL words),
+so pages that many on-topic pages point to rank high.
+
 Run trawl invertlinks first. With --scoring linkrank (setting scoring.name),
 trawl crawl keeps the LinkDB and runs linkrank after every round, and updatedb
 adds no OPIC cash. The CrawlDB and the LinkDB are locked while linkrank runs;
@@ -33,7 +38,7 @@ Examples:
    trawl --crawl ./crawl invertlinks --dir && trawl --crawl ./crawl linkrank
    trawl --crawl ./crawl linkrank --damping 0.9 --iterations 50 --tolerance 1e-8
    trawl --crawl ./crawl readdb top 20`,
-		Flags: append(settingFlags("damping", "iterations", "tolerance"), forceFlag()),
+		Flags: append(settingFlags("damping", "iterations", "tolerance", "topic"), forceFlag()),
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			if c.Args().Present() {
 				return usageErrorf("linkrank: unexpected argument %q (see trawl linkrank --help)", c.Args().First())
@@ -68,6 +73,11 @@ func (s *session) linkrank(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	f, err := s.focusOptions(c)
+	if err != nil {
+		return err
+	}
+	o.Topic = f.Topic
 	res, err := jobs.LinkRank(c.Context, env, o)
 	if err != nil {
 		return jobError(err)

@@ -26,11 +26,20 @@ fetched but not parsed. The segment is locked while parse runs (a second job
 on it exits 4); parse outputs a killed parse published in part are removed
 and parsed again.
 
+With --topic (a focused crawl) each page gets its relevance to the topic (the
+cosine of its terms, title words boosted, with the topic's) and each outlink
+its relevance RW (its anchor text and URL words against the topic): links
+under --link-threshold are not followed; pages under --page-threshold are
+marked off topic and their links followed only within --max-off-topic-hops
+off-topic pages in a row (a seed's links always). The ratings reach the
+CrawlDB's relevance, link_relevance, off_topic and off_topic_hops columns.
+
 Examples:
    trawl --crawl ./crawl parse
    trawl parse 20261121103000 --max-outlinks 200 --signature text-profile
-   trawl parse --scope host --ignore-external-links`,
-		Flags:  parseFlags(),
+   trawl parse --scope host --ignore-external-links
+   trawl parse --topic astronomy.txt --page-threshold 0.2 --max-off-topic-hops 1`,
+		Flags:  append(parseFlags(), focusFlags()...),
 		Action: action(sio, (*session).parse),
 	}
 }
@@ -49,6 +58,9 @@ func (s *session) parse(c *cli.Context) error {
 		return err
 	}
 	o.Segment = seg
+	if o.Focus, err = s.focusOptions(c); err != nil {
+		return err
+	}
 	if err := o.Validate(); err != nil {
 		return usageErrorf("parse: %w", err)
 	}
