@@ -469,9 +469,9 @@ func Settings() []Setting {
 			Doc: "focused crawl: links of off-topic pages are followed while the off-topic pages in a row stay within this (tunnelling; 0: none)"},
 		{Name: LinkRankDamping, Kind: Float, Default: "0.85",
 			Doc: "linkrank: probability that the random surfer follows a link, in (0, 1)"},
-		{Name: LinkRankMaxIterations, Kind: Int, Default: "30",
+		{Name: LinkRankMaxIterations, Kind: Int, Default: "50",
 			Doc: "linkrank: most power iterations (Nutch's link.analyze.num.iterations is 10)"},
-		{Name: LinkRankTolerance, Kind: Float, Default: "1e-6",
+		{Name: LinkRankTolerance, Kind: Float, Default: "1e-4",
 			Doc: "linkrank: iterations end once the L1 change of the rank vector is below this"},
 	}
 }

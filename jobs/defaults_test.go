@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/trawl/trawl/config"
+	"github.com/trawl/trawl/linkdb"
 	"github.com/trawl/trawl/parser"
 )
 
@@ -23,6 +24,14 @@ func TestDefaultsAreTheSettings(t *testing.T) {
 		{config.UpdateMaxInlinks, DefaultMaxInlinks, cfg.Int(config.UpdateMaxInlinks)},
 		{config.ParserMaxOutlinks, parser.DefaultMaxOutlinks, cfg.Int(config.ParserMaxOutlinks)},
 		{config.FetcherPolicy, DefaultFetchPolicy, cfg.String(config.FetcherPolicy)},
+		{config.LinkDBMaxInlinks, DefaultLinkDBLimit, cfg.Int(config.LinkDBMaxInlinks)},
+		{config.LinkDBMaxAnchorLength, linkdb.MaxAnchorLength, cfg.Int(config.LinkDBMaxAnchorLength)},
+		{config.LinkRankDamping, DefaultLinkRankDamping, cfg.Float(config.LinkRankDamping)},
+		{config.LinkRankMaxIterations, DefaultLinkRankIterations, cfg.Int(config.LinkRankMaxIterations)},
+		{config.LinkRankTolerance, DefaultLinkRankTolerance, cfg.Float(config.LinkRankTolerance)},
+		{config.TopicLinkThreshold, DefaultLinkThreshold, cfg.Float(config.TopicLinkThreshold)},
+		{config.TopicPageThreshold, DefaultPageThreshold, cfg.Float(config.TopicPageThreshold)},
+		{config.ScoringName, ScoringOPIC, cfg.String(config.ScoringName)},
 	} {
 		if c.lib != c.want {
 			t.Errorf("%s: the library's default is %v, the setting's %v", c.setting, c.lib, c.want)

@@ -41,8 +41,8 @@ const rankScale = 1 << 50
 // 0.85).
 const (
 	DefaultLinkRankDamping    = 0.85
-	DefaultLinkRankIterations = 30
-	DefaultLinkRankTolerance  = 1e-6
+	DefaultLinkRankIterations = 50
+	DefaultLinkRankTolerance  = 1e-4
 )
 
 // The scoring choices (setting scoring.name): OPIC cash added by updatedb,
