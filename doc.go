@@ -28,7 +28,10 @@
 //
 // Beside the round: cluster (DBSCAN over the young pages' features, for the
 // dynamic revisit schedule), dedup (pages with one signature: keep one, mark
-// the rest db_duplicate), readdb and readseg (dump and inspect).
+// the rest db_duplicate), invertlinks (the LinkDB: every page's inlinks and
+// anchors), linkrank (PageRank over the LinkDB into the CrawlDB's scores;
+// IPageRank for a focused crawl), readdb, readseg and readlinkdb (dump and
+// inspect).
 //
 // # The shape of a job
 //
@@ -51,11 +54,15 @@
 //   - cmd/trawl: the command-line interface: parses flags, builds options,
 //     runs drivers, prints
 //   - jobs: the drivers and their engine jobs: inject, generate, fetch,
-//     parse, updatedb, dedup, cluster and crawl (Nutch's Injector,
-//     Generator, Fetcher, ParseSegment, CrawlDb, DeduplicationJob, Crawl)
+//     parse, updatedb, dedup, invertlinks, linkrank, cluster and crawl
+//     (Nutch's Injector, Generator, Fetcher, ParseSegment, CrawlDb,
+//     DeduplicationJob, LinkDb, LinkRank, Crawl)
 //   - crawldb: the CrawlDatum record, statuses, fetch schedules, the
 //     CrawlDB's lock, install and readers
-//   - segment: a segment's layout, record types, states, marker and lock
+//   - segment: a segment's layout, record types, states, markers and lock
+//   - linkdb: the LinkDB's record (to, from, anchor), layout and reader
+//   - topic: a focused crawl's topic (tf-idf from sample texts), page and
+//     link relevance
 //   - dbscan, poisson: DBSCAN clustering of pages; Poisson change-rate
 //     estimation (Cho and Garcia-Molina)
 //   - deploy: cron and Hadoop/YARN recipes (not Go)
@@ -79,6 +86,7 @@
 //   - simweb: the synthetic web (HTTP and DNS on loopback) that tests and
 //     the demo crawl
 //   - revisit: the simulation that evaluates revisit schedules
+//   - linkeval: linkrank against OPIC, focused crawling strategies
 //   - e2e: end-to-end tests over simweb; bench: harnesses against peers
 //
 // See the README for the commands and deploy/README.md for operating it.
