@@ -1,16 +1,16 @@
 // Package jobs holds trawl's crawl jobs on the mapreduce engine, with Apache
 // Nutch's semantics:
 //
-//	Inject     Nutch's Injector: seed files into the CrawlDB
-//	Generate   Generator: due URLs into a new segment's fetch list
-//	Fetch      Fetcher: a segment's fetch list over HTTP
-//	Parse      ParseSegment: outlinks, text, signatures, OPIC link cash
-//	UpdateDB   CrawlDb with CrawlDbReducer: a segment into the CrawlDB
+//	Inject       Nutch's Injector: seed files into the CrawlDB
+//	Generate     Generator: due URLs into a new segment's fetch list
+//	Fetch        Fetcher: a segment's fetch list over HTTP
+//	Parse        ParseSegment: outlinks, text, signatures, OPIC link cash
+//	UpdateDB     CrawlDb with CrawlDbReducer: a segment into the CrawlDB
 //	Dedup        DeduplicationJob: one page per signature, the rest db_duplicate
 //	InvertLinks  LinkDb: segments' links inverted into the LinkDB
 //	LinkRank     LinkRank: PageRank (or a focused crawl's IPageRank) over the LinkDB into the scores
 //	Cluster      DBSCAN over the young pages, for the dynamic schedule
-//	Crawl      Crawl: inject, then rounds of the four jobs above
+//	Crawl        Crawl: inject, then rounds of the four jobs above
 //
 // A round in code, on the local engine:
 //
