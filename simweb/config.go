@@ -29,6 +29,14 @@ type Config struct {
 	// Hazards selects the hostile parts of the web (traps, bombs, slow and
 	// failing hosts, crawl delays, links to hostile hosts).
 	Hazards Hazard
+	// Topics, if 2 or more (at most MaxTopics), makes a topical web for
+	// evaluating focused crawlers: every host and content page has one of
+	// Topics topics, pages are written in their topic's words, links
+	// mostly stay within a topic, and some hosts of every topic are
+	// reachable only through pages of other topics (see the package
+	// documentation, "# Topics"). 0 leaves the web without topics, exactly
+	// as it is generated without this field.
+	Topics int
 }
 
 // Defaults for Config's zero fields.
@@ -85,6 +93,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("simweb: Pages = %d, want at most %d", c.Pages, MaxPages)
 	case c.SameHostLinks < 0 || c.SameHostLinks > 1:
 		return c, fmt.Errorf("simweb: SameHostLinks = %v, want 0..1", c.SameHostLinks)
+	case c.Topics < 0 || c.Topics == 1 || c.Topics > MaxTopics:
+		return c, fmt.Errorf("simweb: Topics = %d, want 0 (no topics) or 2..%d", c.Topics, MaxTopics)
 	case c.Hazards&^HazardsAll != 0:
 		return c, fmt.Errorf("simweb: unknown hazard bits %#x", uint32(c.Hazards&^HazardsAll))
 	}

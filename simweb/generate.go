@@ -74,6 +74,13 @@ type generator struct {
 	protect  [][]string // per host: hazard paths robots must allow
 	dead     []int32    // home pages of unresolvable hosts
 	hostile  []int32    // home pages of hostile hosts
+
+	// Topical webs only.
+	topicHosts    [][]int32         // per topic: its hosts that are not tunnel hosts, by popularity
+	topicHostsAll [][]int32         // per topic: all its hosts, by popularity
+	topicRank     [][][]int32       // per regular host, per topic: its pages of the topic, by popularity
+	drifted       [][]int32         // per topic: its pages on hosts of other topics
+	entrance      map[int32][]int32 // page -> tunnel home pages it links to
 }
 
 // New generates the web cfg describes. It is deterministic: the same
@@ -91,7 +98,15 @@ func New(cfg Config) (*Web, error) {
 	g.zw, g.zo = make([]float32, 0, estimate), make([]float32, 0, estimate)
 	g.children = make([][]int32, 0, estimate)
 	g.makeHosts()
+	if cfg.Topics > 0 {
+		w.topics = newTopicModel(cfg.Seed, cfg.Topics)
+		g.makeHostTopics()
+	}
 	g.makeContent()
+	if cfg.Topics > 0 {
+		g.makePageTopics()
+		g.chooseEntrances()
+	}
 	g.makeSpecials()
 	g.makeLinks()
 	g.makeRates()
@@ -688,6 +703,9 @@ func (g *generator) makeAliases(r *rng, hi int32) {
 			if oh >= hi {
 				oh++
 			}
+			if w.hosts[oh].tunnel {
+				oh = hi // no redirect leads into a tunnel host from outside
+			}
 			target = g.randomPage(r, oh)
 		} else {
 			target = g.randomPage(r, hi)
@@ -833,7 +851,14 @@ func (g *generator) makeLinks() {
 				k = int(leafLinks[h.genre] * math.Exp(0.8*float64(g.zo[id])))
 			}
 			for range min(k, maxRandomLinks) {
-				add(g.randomTarget(&r, p.host))
+				if g.topicRank != nil {
+					add(g.topicalTarget(&r, id))
+				} else {
+					add(g.randomTarget(&r, p.host))
+				}
+			}
+			for _, x := range g.entrance[id] {
+				add(x)
 			}
 		}
 		p.linkEnd = int32(len(links))
@@ -841,25 +866,34 @@ func (g *generator) makeLinks() {
 	w.links = slices.Clip(links)
 }
 
-// randomTarget draws the target of one random link from a page of host hi.
-func (g *generator) randomTarget(r *rng, hi int32) int32 {
-	w := g.w
+// specialTarget draws whether a random link from a page of host hi goes
+// to a 404, a redirect, an unresolvable or a hostile host, and which.
+func (g *generator) specialTarget(r *rng, hi int32) (int32, bool) {
 	u := r.float()
 	switch {
 	case u < pMissingLink:
 		if m := g.missing[hi]; len(m) > 0 {
-			return m[r.intn(len(m))]
+			return m[r.intn(len(m))], true
 		}
 	case u < pMissingLink+pRedirectLink:
 		if a := g.aliases[hi]; len(a) > 0 {
-			return a[r.intn(len(a))]
+			return a[r.intn(len(a))], true
 		}
 	case u < pMissingLink+pRedirectLink+pDeadHostLink:
-		return g.dead[r.intn(len(g.dead))]
+		return g.dead[r.intn(len(g.dead))], true
 	case u < pMissingLink+pRedirectLink+pDeadHostLink+pHostileLink:
-		if w.cfg.Hazards&HazardHostileLinks != 0 {
-			return g.hostile[r.intn(len(g.hostile))]
+		if g.w.cfg.Hazards&HazardHostileLinks != 0 {
+			return g.hostile[r.intn(len(g.hostile))], true
 		}
+	}
+	return 0, false
+}
+
+// randomTarget draws the target of one random link from a page of host hi.
+func (g *generator) randomTarget(r *rng, hi int32) int32 {
+	w := g.w
+	if t, ok := g.specialTarget(r, hi); ok {
+		return t
 	}
 	if w.regular == 1 || (w.hosts[hi].content > 1 && r.chance(w.cfg.SameHostLinks)) {
 		return g.randomPage(r, hi)

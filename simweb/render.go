@@ -25,6 +25,8 @@ type renderer struct {
 	words   int
 	scratch []string
 	title   []string
+	mix     wordMix // of the page being rendered: its body ...
+	tmix    wordMix // ... and its headings
 }
 
 func (w *Web) newRenderer() *renderer {
@@ -99,8 +101,9 @@ func (w *Web) titleWords(dst []string, id int32, asciiOnly bool) []string {
 	if p.kind == KindHome {
 		n = r.between(2, 4)
 	}
+	m := w.pageMix(id, true)
 	for i := range n {
-		word := w.vocab.word(r.next(), loc)
+		word := w.mixWord(&m, r.next(), loc)
 		if i == 0 {
 			word = capitalize(word)
 		}
@@ -183,6 +186,7 @@ func (r *renderer) text(words []string) {
 func (r *renderer) html(id int32, v int, a Addressing) {
 	w := r.w
 	p := &w.pages[id]
+	r.mix, r.tmix = w.pageMix(id, false), w.pageMix(id, true)
 	r.title = w.titleWords(r.title[:0], id, false)
 	baseDir := r.head(id, a)
 	r.str("<body>\n<h1>")
@@ -302,7 +306,7 @@ func (r *renderer) paragraphs(id int32, v int, a Addressing) {
 		r.str("<p>")
 		r.scratch = r.scratch[:0]
 		for range paraLen(p.words, count, j) {
-			r.scratch = append(r.scratch, w.vocab.word(pr.next(), loc))
+			r.scratch = append(r.scratch, w.mixWord(&r.mix, pr.next(), loc))
 		}
 		if len(r.scratch) > 0 {
 			r.scratch[0] = capitalize(r.scratch[0])
@@ -322,7 +326,7 @@ func (r *renderer) heading(id int32, j int, pr *rng, loc uint8) {
 	r.str("<h2>")
 	r.scratch = r.scratch[:0]
 	for range 2 + hash3(w.cfg.Seed, sPara, uint64(id), uint64(j)|1<<40)%3 { // fixed length
-		r.scratch = append(r.scratch, w.vocab.word(pr.next(), loc))
+		r.scratch = append(r.scratch, w.mixWord(&r.tmix, pr.next(), loc))
 	}
 	r.scratch[0] = capitalize(r.scratch[0])
 	r.text(r.scratch)
@@ -366,7 +370,7 @@ func (r *renderer) image(id int32, i int, a Addressing, loc uint8) {
 	r.str("/img/")
 	r.buf = strconv.AppendUint(r.buf, n, 10)
 	r.str(".png\" alt=\"")
-	r.str(w.vocab.word(mix64(hh), loc))
+	r.str(w.mixWord(&r.mix, mix64(hh), loc))
 	r.str("\">\n")
 }
 
@@ -376,19 +380,32 @@ func (r *renderer) link(src int32, i int, t int32, a Addressing, baseDir string,
 	r.str("<li><a href=\"")
 	r.href(src, i, t, a, baseDir)
 	r.str("\">")
+	r.title = w.anchorText(r.title[:0], src, i, t, loc)
+	r.text(r.title)
+	r.str("</a></li>\n")
+}
+
+// anchorText appends the anchor text of the i-th link of page src, to page
+// t, to dst: "Home" (in the page's locale loc) for its own home page, in a
+// topical web sometimes a generic text, else the first words of the
+// target's title.
+func (w *Web) anchorText(dst []string, src int32, i int, t int32, loc uint8) []string {
 	sp, tp := &w.pages[src], &w.pages[t]
 	if t == w.hosts[sp.host].home && sp.host == tp.host {
 		if loc == 2 {
-			r.text([]string{"ホーム"})
-		} else {
-			r.text([]string{"Home"})
+			return append(dst, "ホーム")
 		}
-	} else {
-		ascii := !compatible(sp.enc, w.pageLocale(tp))
-		r.title = w.titleWords(r.title[:0], t, ascii)
-		r.text(r.title[:w.anchorLen(t, len(r.title))])
+		return append(dst, "Home")
 	}
-	r.str("</a></li>\n")
+	if w.topical() {
+		if g := w.genericAnchor(src, i); g != nil {
+			return append(dst, g...)
+		}
+	}
+	ascii := !compatible(sp.enc, w.pageLocale(tp))
+	n := len(dst)
+	dst = w.titleWords(dst, t, ascii)
+	return dst[:n+w.anchorLen(t, len(dst)-n)]
 }
 
 // href appends the link's URL in the form the page uses for it: absolute,
@@ -470,6 +487,7 @@ func (r *renderer) pdf(id int32, v int) {
 	var content strings.Builder
 	content.WriteString("BT /F1 11 Tf 72 740 Td 14 TL\n")
 	r.title = w.titleWords(r.title[:0], id, true)
+	r.mix = w.pageMix(id, false)
 	count := paraCount(p.words)
 	for j := range count {
 		pr := w.paraRNG(id, j, v)
@@ -480,7 +498,7 @@ func (r *renderer) pdf(id int32, v int) {
 				if x > k {
 					content.WriteByte(' ')
 				}
-				content.WriteString(w.vocab.word(pr.next(), 0))
+				content.WriteString(w.mixWord(&r.mix, pr.next(), 0))
 			}
 			content.WriteString(") Tj T*\n")
 		}

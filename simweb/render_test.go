@@ -135,9 +135,19 @@ func decodeBody(t *testing.T, w *Web, id int32, body []byte) []byte {
 // and checks it against the truth: word count, resolved links (relative,
 // root-relative, protocol-relative, with and without <base>), images,
 // meta robots, charset declarations; and that versions differ partly.
+// A topical web is checked too, under one addressing.
 func TestRenderedPages(t *testing.T) {
-	w := newWeb(t, smallConfig(17))
-	for _, a := range []Addressing{{}, {Port: 8080}, {Port: 8080, IPPerHost: true}} {
+	checkRenderedPages(t, newWeb(t, smallConfig(17)), []Addressing{{}, {Port: 8080}, {Port: 8080, IPPerHost: true}})
+	topical := smallConfig(17)
+	topical.Topics = 4
+	checkRenderedPages(t, newWeb(t, topical), []Addressing{{}})
+}
+
+// checkRenderedPages is TestRenderedPages for web w under the addressings
+// as (all pages under the first, a sample under the others).
+func checkRenderedPages(t *testing.T, w *Web, as []Addressing) {
+	t.Helper()
+	for _, a := range as {
 		r := w.newRenderer()
 		var encs [3]int
 		var bases, relative int

@@ -32,6 +32,9 @@ const (
 	sSpecial
 	sFailure
 	sImage
+	sTopic
+	sTopicLink
+	sTopicText
 )
 
 const golden = 0x9e3779b97f4a7c15

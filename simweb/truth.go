@@ -58,6 +58,11 @@ type TruthPage struct {
 	Nofollow bool `parquet:"nofollow"`
 	// BaseHref: the page has a <base href>.
 	BaseHref bool `parquet:"base_href"`
+	// Topic is the page's topic in a topical web (Web.PageTopic), -1 if
+	// it has none (always, in a web without topics).
+	Topic int32 `parquet:"topic"`
+	// BehindTunnel: the page lies behind a tunnel (Web.BehindTunnel).
+	BehindTunnel bool `parquet:"behind_tunnel"`
 }
 
 // TruthHost is one row of the host truth file.
@@ -81,6 +86,10 @@ type TruthHost struct {
 	RobotsStatus      int32   `parquet:"robots_status"`
 	Robots            string  `parquet:"robots"`
 	CrawlDelaySeconds float64 `parquet:"crawl_delay_s"`
+	// Topic is the host's topic in a topical web (-1: none); Tunnel says
+	// whether it is a tunnel host (see Web.BehindTunnel).
+	Topic  int32 `parquet:"topic"`
+	Tunnel bool  `parquet:"tunnel"`
 }
 
 // contentType is the media type served for page p ("" if no body).
@@ -111,6 +120,7 @@ func (w *Web) truthRow(r *renderer, id int32, a Addressing) TruthPage {
 		Created: info.Created, PageRank: p.pagerank, Features: info.Features,
 		RobotsAllowed: info.RobotsAllowed, Noindex: info.Noindex, Nofollow: info.Nofollow,
 		BaseHref: p.flags&flagBase != 0,
+		Topic:    int32(info.Topic), BehindTunnel: info.BehindTunnel,
 	}
 	if p.target >= 0 {
 		row.Target = w.URL(int(p.target), a)
@@ -150,12 +160,16 @@ func (w *Web) WriteTruth(out io.Writer) error { return w.WriteTruthAddressed(out
 func (w *Web) WriteTruthAddressed(out io.Writer, a Addressing) error {
 	const batch = 4096
 	n := len(w.pages)
-	pw := parquetio.NewWriter[TruthPage](out, parquetio.RowGroupRows(64<<10),
+	opts := []parquetio.WriterOption{parquetio.RowGroupRows(64 << 10),
 		parquetio.Metadata("simweb.seed", strconv.FormatUint(w.cfg.Seed, 10)),
 		parquetio.Metadata("simweb.hosts", strconv.Itoa(w.cfg.Hosts)),
 		parquetio.Metadata("simweb.pages", strconv.Itoa(w.cfg.Pages)),
 		parquetio.Metadata("simweb.epoch", w.cfg.Epoch.Format(time.RFC3339)),
-		parquetio.Metadata("simweb.hazards", w.cfg.Hazards.String()))
+		parquetio.Metadata("simweb.hazards", w.cfg.Hazards.String())}
+	if w.topical() {
+		opts = append(opts, parquetio.Metadata("simweb.topics", strconv.Itoa(w.cfg.Topics)))
+	}
+	pw := parquetio.NewWriter[TruthPage](out, opts...)
 	rows := make([]TruthPage, batch)
 	workers := runtime.GOMAXPROCS(0)
 	renderers := make([]*renderer, workers)
@@ -199,6 +213,7 @@ func (w *Web) WriteHostTruth(out io.Writer, a Addressing) error {
 			Validators:   h.validators.String(),
 			RobotsStatus: int32(h.robots.status), Robots: h.robots.body,
 			CrawlDelaySeconds: h.robots.delay.Seconds(),
+			Topic:             int32(h.topic) - 1, Tunnel: h.tunnel,
 		}
 		if i >= w.regular {
 			row.Genre = ""

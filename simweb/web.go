@@ -191,6 +191,8 @@ type host struct {
 	home       int32
 	content    int32   // number of content pages
 	rank       []int32 // content pages by popularity (home first)
+	topic      uint8   // in a topical web, 1 + the host's topic; 0: none
+	tunnel     bool    // a tunnel host (see Web.BehindTunnel)
 }
 
 // page is the generated state of one URL.
@@ -199,6 +201,7 @@ type page struct {
 	kind     Kind
 	class    ChangeClass
 	enc      uint8 // encEnc* below
+	topic    uint8 // in a topical web, 1 + the content page's topic; 0: none
 	flags    uint16
 	status   int16
 	path     string
@@ -250,6 +253,7 @@ type Web struct {
 	zipf     zipfTable
 	epochSec int64
 	special  specialPages
+	topics   topicModel
 }
 
 // specialPages locates the hazard pages (-1 when absent).
@@ -290,6 +294,10 @@ type HostInfo struct {
 	// pages.
 	Home  int
 	Pages int
+	// Topic is the host's topic in a topical web (-1: none), Tunnel
+	// whether it is a tunnel host (see Web.BehindTunnel).
+	Topic  int
+	Tunnel bool
 }
 
 // RobotsInfo describes a host's robots.txt.
@@ -314,6 +322,7 @@ func (w *Web) Host(i int) HostInfo {
 		Robots: RobotsInfo{Status: h.robots.status, Body: h.robots.body, CrawlDelay: h.robots.delay,
 			Disallows: append([]string(nil), h.robots.disallows...)},
 		Home: int(h.home), Pages: int(h.content),
+		Topic: int(h.topic) - 1, Tunnel: h.tunnel,
 	}
 }
 
@@ -355,6 +364,10 @@ type PageInfo struct {
 	RobotsAllowed bool
 	Noindex       bool
 	Nofollow      bool
+	// Topic is the page's topic (Web.PageTopic: -1 for none);
+	// BehindTunnel says whether it lies behind a tunnel (Web.BehindTunnel).
+	Topic        int
+	BehindTunnel bool
 }
 
 // Features are the page features, named as in crawldb.Features. Words
@@ -421,6 +434,8 @@ func (w *Web) pageInfo(id int32) PageInfo {
 		RobotsAllowed: w.robotsAllowed(id),
 		Noindex:       p.flags&flagNoindex != 0,
 		Nofollow:      p.flags&flagNofollow != 0,
+		Topic:         w.PageTopic(int(id)),
+		BehindTunnel:  w.BehindTunnel(int(id)),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -29,13 +30,18 @@ func simwebCommand(sio *stdio) *cli.Command {
 		Usage: "serve or describe the synthetic web (for tests, demos and evaluation)",
 		Description: `A deterministic synthetic web on loopback: --hosts hosts h0001.sim.test, ...
 with --pages pages, a link graph, changing pages on a simulated clock, robots.txt,
-redirects, 404s and hostile servers (--hazards). The same --seed, --hosts,
---pages and --hazards always give the same web.
+redirects, 404s and hostile servers (--hazards). With --topics K, a topical
+web for focused crawlers: every host and page on one of K topics (astronomy,
+cooking, football, ...), written in the topic's words, links mostly within a
+topic, some hosts reachable only through pages of other topics. The same
+--seed, --hosts, --pages, --hazards and --topics always give the same web.
 
 Examples:
    trawl simweb serve --seed 1 --hosts 100 --pages 5000
    trawl simweb serve --http 127.0.0.1:8080 --dns 127.0.0.1:5353 --seeds-out seeds.txt
-   trawl simweb truth --out truth.parquet --http 127.0.0.1:8080`,
+   trawl simweb truth --out truth.parquet --http 127.0.0.1:8080
+   trawl simweb serve --topics 6 --topic 0 --seeds-out seeds.txt
+   trawl simweb topic --topics 6 --topic 0 --samples 5 > topic.txt`,
 		Subcommands: []*cli.Command{
 			{
 				Name:  "serve",
@@ -53,11 +59,16 @@ The simulated clock starts at --start (default the web's epoch,
 --access-log FILE writes every request as a JSON line (host, path, status,
 real and simulated times, connection), for politeness checks.
 
+With --topics K and --topic T, the seed file holds --topic-seeds home pages
+for a crawl focused on topic T instead (half of them of topic T's hosts, none
+behind a tunnel); trawl simweb topic prints the topic's description.
+
 Examples:
    trawl simweb serve
    trawl simweb serve --seed 7 --hosts 500 --pages 50000 --latency 0 --hazards none
    trawl simweb serve --http 127.0.0.1:8080 --dns 127.0.0.1:5353 --seeds-out seeds.txt
-   trawl simweb serve --ip-per-host --hazards default,-crawl-delay --access-log access.jsonl`,
+   trawl simweb serve --ip-per-host --hazards default,-crawl-delay --access-log access.jsonl
+   trawl simweb serve --topics 6 --topic 0 --topic-seeds 20 --seeds-out seeds.txt`,
 				Flags: append(simwebGenFlags(),
 					&cli.StringFlag{Name: "dns", Value: "127.0.0.1:0", Usage: "DNS server `ADDR` (loopback; port 0 picks one; empty: no DNS)"},
 					&cli.Float64Flag{Name: "latency", Value: 1, Usage: "scale of the hosts' response latency (`F`; 0: none)"},
@@ -65,6 +76,8 @@ Examples:
 					&cli.StringFlag{Name: "start", Usage: "simulated `TIME` when serving starts (RFC 3339 or a date; default the epoch)"},
 					&cli.StringFlag{Name: "seeds-out", Usage: "write the seed URLs to `FILE` (kept after exit)"},
 					&cli.StringFlag{Name: "access-log", Usage: "append every request to `FILE` as JSON lines"},
+					&cli.IntFlag{Name: "topic", Value: -1, Usage: "with --topics: write seeds for a crawl focused on topic `T` (0..K-1) instead of every home page"},
+					&cli.IntFlag{Name: "topic-seeds", Value: 20, Usage: "with --topic: how many seed URLs (`N`)"},
 				),
 				Action: action(sio, func(s *session, c *cli.Context) error {
 					if c.Args().Present() {
@@ -97,22 +110,53 @@ Examples:
 					return s.simwebTruth(c)
 				}),
 			},
+			{
+				Name:  "topic",
+				Usage: "list the topics of a topical synthetic web, or print sample texts of one",
+				Description: `Generates the web that --seed, --hosts, --pages, --hazards and --topics select
+(give the flags of the server). Without --topic, lists its topics: name,
+hosts, pages with the topic, pages behind tunnels (on hosts that no page of
+their topic elsewhere links to). With --topic T, prints --samples sample texts
+of topic T, one per line: the topic's description for a focused crawler.
+
+Examples:
+   trawl simweb topic --topics 6
+   trawl simweb topic --topics 6 --topic 0 --samples 5 > topic.txt`,
+				Flags: append(simwebWebFlags(),
+					&cli.IntFlag{Name: "topic", Value: -1, Usage: "print sample texts of topic `T` (0..K-1)"},
+					&cli.IntFlag{Name: "samples", Value: 5, Usage: "number of sample texts (`N`)"},
+				),
+				Action: action(sio, func(s *session, c *cli.Context) error {
+					if c.Args().Present() {
+						return usageErrorf("simweb topic takes no arguments, got %q", c.Args().First())
+					}
+					return s.simwebTopic(c)
+				}),
+			},
 		},
 	}
 }
 
-// simwebGenFlags are the flags that select the web and its addressing,
-// shared by serve and truth.
-func simwebGenFlags() []cli.Flag {
+// simwebWebFlags are the flags that select the web, shared by serve,
+// truth and topic.
+func simwebWebFlags() []cli.Flag {
 	d := simweb.DefaultConfig()
 	return []cli.Flag{
 		&cli.Uint64Flag{Name: "seed", Value: d.Seed, Usage: "`SEED` selecting the web"},
 		&cli.IntFlag{Name: "hosts", Value: d.Hosts, Usage: fmt.Sprintf("number of regular hosts (`N`, at most %d)", simweb.MaxHosts)},
 		&cli.IntFlag{Name: "pages", Value: d.Pages, Usage: "number of content pages over all hosts (`N`)"},
 		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "hostile features: `LIST` of slow, failing, traps, bombs, crawl-delay, hostile-links, or none, default, all; -NAME removes one"},
+		&cli.IntFlag{Name: "topics", Usage: fmt.Sprintf("topical web of `K` topics (2..%d), for focused crawlers; 0: no topics", simweb.MaxTopics)},
+	}
+}
+
+// simwebGenFlags are the flags that select the web and its addressing,
+// shared by serve and truth.
+func simwebGenFlags() []cli.Flag {
+	return append(simwebWebFlags(),
 		&cli.StringFlag{Name: "http", Value: "127.0.0.1:0", Usage: "HTTP listener `ADDR` (loopback; port 0 picks one)"},
 		&cli.BoolFlag{Name: "ip-per-host", Usage: "also serve each host on its own 127.0.x.y address; URLs name hosts by address"},
-	}
+	)
 }
 
 // simwebConfig builds the web's Config from the generation flags.
@@ -126,6 +170,10 @@ func simwebConfig(c *cli.Context) (simweb.Config, error) {
 		return cfg, usageErrorf("--hazards: %w", err)
 	}
 	cfg.Hazards = h
+	cfg.Topics = c.Int("topics") // 0 where the command has no --topics
+	if cfg.Topics < 0 || cfg.Topics == 1 || cfg.Topics > simweb.MaxTopics {
+		return cfg, usageErrorf("--topics must be 0 or between 2 and %d, not %d", simweb.MaxTopics, cfg.Topics)
+	}
 	if cfg.Hosts < 1 || cfg.Hosts > simweb.MaxHosts {
 		return cfg, usageErrorf("--hosts must be between 1 and %d, not %d", simweb.MaxHosts, cfg.Hosts)
 	}
@@ -147,8 +195,22 @@ func (s *session) newWeb(c *cli.Context) (*simweb.Web, error) {
 		return nil, withCode(exitFailure, err)
 	}
 	s.log.Info("synthetic web generated", "seed", cfg.Seed, "hosts", cfg.Hosts, "urls", w.NumPages(),
-		"hazards", cfg.Hazards.String(), "duration", time.Since(start).Round(time.Millisecond))
+		"hazards", cfg.Hazards.String(), "topics", cfg.Topics, "duration", time.Since(start).Round(time.Millisecond))
 	return w, nil
+}
+
+// topicFlag checks --topic against --topics and returns it (-1: not given).
+func topicFlag(c *cli.Context) (int, error) {
+	t, k := c.Int("topic"), c.Int("topics")
+	switch {
+	case t == -1:
+		return -1, nil
+	case k == 0:
+		return 0, usageErrorf("--topic needs a topical web (--topics K)")
+	case t < 0 || t >= k:
+		return 0, usageErrorf("--topic must be between 0 and %d (--topics %d), not %d", k-1, k, t)
+	}
+	return t, nil
 }
 
 // loopbackAddr checks that addr is host:port on a loopback address.
@@ -209,6 +271,13 @@ func (s *session) simwebServe(c *cli.Context) error {
 	if c.Float64("latency") < 0 {
 		return usageErrorf("--latency must be >= 0, not %g", c.Float64("latency"))
 	}
+	topic, err := topicFlag(c)
+	if err != nil {
+		return err
+	}
+	if topic >= 0 && c.Int("topic-seeds") < 1 {
+		return usageErrorf("--topic-seeds must be at least 1, not %d", c.Int("topic-seeds"))
+	}
 	var start time.Time
 	if v := c.String("start"); v != "" {
 		t, err := parseNow(v, time.Now())
@@ -245,10 +314,14 @@ func (s *session) simwebServe(c *cli.Context) error {
 		seeds = filepath.Join(os.TempDir(), fmt.Sprintf("trawl-simweb-seeds-%d-%s.txt", w.Config().Seed, port))
 		defer os.Remove(seeds)
 	}
-	if err := writeSeeds(seeds, srv.Seeds()); err != nil {
+	urls := srv.Seeds()
+	if topic >= 0 {
+		urls = w.TopicSeeds(topic, c.Int("topic-seeds"), srv.Addressing())
+	}
+	if err := writeSeeds(seeds, urls); err != nil {
 		return withCode(exitFailure, err)
 	}
-	s.printSimwebServe(srv, w, seeds, c.Bool("ip-per-host"))
+	s.printSimwebServe(srv, w, seeds, len(urls), topic, c.Bool("ip-per-host"))
 	<-c.Context.Done()
 	s.log.Info("stopping the synthetic web", "requests", srv.AccessLog().Len())
 	if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -257,8 +330,9 @@ func (s *session) simwebServe(c *cli.Context) error {
 	return nil
 }
 
-// printSimwebServe prints where a served web is and how to crawl it.
-func (s *session) printSimwebServe(srv *simweb.Server, w *simweb.Web, seeds string, ipPerHost bool) {
+// printSimwebServe prints where a served web is and how to crawl it; the
+// seed file holds nseeds URLs, for a crawl focused on topic (-1: none).
+func (s *session) printSimwebServe(srv *simweb.Server, w *simweb.Web, seeds string, nseeds, topic int, ipPerHost bool) {
 	cfg := w.Config()
 	out := s.io.stdout
 	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s\n", cfg.Seed, cfg.Hosts, w.NumPages(), cfg.Hazards)
@@ -266,7 +340,15 @@ func (s *session) printSimwebServe(srv *simweb.Server, w *simweb.Web, seeds stri
 	if srv.DNSAddr() != "" {
 		fmt.Fprintf(out, "dns:    %s (udp and tcp)\n", srv.DNSAddr())
 	}
-	fmt.Fprintf(out, "seeds:  %s (%d URLs)\n", seeds, len(srv.Seeds()))
+	fmt.Fprintf(out, "seeds:  %s (%d URLs)\n", seeds, nseeds)
+	if w.NumTopics() > 0 {
+		fmt.Fprintf(out, "topics: %d (list them, or describe one with --topic T: trawl simweb topic --seed %d --hosts %d --pages %d --hazards %s --topics %d)\n",
+			w.NumTopics(), cfg.Seed, cfg.Hosts, cfg.Pages, cfg.Hazards, cfg.Topics)
+	}
+	if topic >= 0 {
+		fmt.Fprintf(out, "focus:  topic %d, %s: %d pages, %d of them behind tunnels\n", topic, w.TopicName(topic),
+			w.TopicPages(topic), behindTunnels(w, topic))
+	}
 	fmt.Fprintf(out, "clock:  %s (POST http://%s/_simweb/clock?advance=1d)\n", srv.Now().Format(time.RFC3339), srv.HTTPAddr())
 	crawlCmd := fmt.Sprintf("trawl crawl --seeds %s --allow-private --agent trawl-demo --server-delay 100ms", seeds)
 	if srv.DNSAddr() != "" && !ipPerHost {
@@ -309,6 +391,54 @@ func (s *session) simwebTruth(c *cli.Context) error {
 	}
 	s.log.Info("truth written", "out", out, "urls", w.NumPages())
 	return nil
+}
+
+// simwebTopic lists the web's topics, or prints sample texts of one.
+func (s *session) simwebTopic(c *cli.Context) error {
+	if c.Int("topics") == 0 {
+		return usageErrorf("simweb topic: give the web's --topics K")
+	}
+	topic, err := topicFlag(c)
+	if err != nil {
+		return err
+	}
+	if topic >= 0 && c.Int("samples") < 1 {
+		return usageErrorf("--samples must be at least 1, not %d", c.Int("samples"))
+	}
+	w, err := s.newWeb(c)
+	if err != nil {
+		return err
+	}
+	out := s.io.stdout
+	if topic >= 0 {
+		for _, text := range w.TopicSample(topic, c.Int("samples")) {
+			fmt.Fprintln(out, text)
+		}
+		return nil
+	}
+	hosts := make([]int, w.NumTopics())
+	for i := range w.NumHosts() {
+		if t := w.Host(i).Topic; t >= 0 {
+			hosts[t]++
+		}
+	}
+	tw := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "topic\tname\thosts\tpages\tbehind_tunnel")
+	for t := range w.NumTopics() {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\n", t, w.TopicName(t), hosts[t], w.TopicPages(t), behindTunnels(w, t))
+	}
+	return tw.Flush()
+}
+
+// behindTunnels counts the pages of topic t that lie behind tunnels.
+func behindTunnels(w *simweb.Web, t int) int {
+	n := 0
+	for id := range w.NumPages() {
+		if w.PageTopic(id) == t && w.BehindTunnel(id) {
+			n++
+		}
+	}
+	return n
 }
 
 // writeFileWith creates path through a temporary file renamed into place,

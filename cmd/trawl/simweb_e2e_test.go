@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,4 +122,82 @@ func TestSimwebServeAndTruth(t *testing.T) {
 	assertCleanError(t, r.fails(exitUsage, "simweb", "serve", "--http", "10.0.0.1:80"), "loopback")
 	assertCleanError(t, r.fails(exitUsage, "simweb", "truth"), "--out")
 	assertCleanError(t, r.fails(exitUsage, "simweb", "truth", "--out", truth, "--hazards", "lava"), "lava")
+}
+
+// TestSimwebTopics runs `trawl simweb topic` (the list of topics and the
+// samples of one) and `trawl simweb serve --topics --topic`, whose seed
+// file holds the focused crawl's seeds, against the same web generated in
+// process.
+func TestSimwebTopics(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	flags := []string{"--seed", "3", "--hosts", "30", "--pages", "900", "--hazards", "none", "--topics", "3", "--log-level", "warn"}
+	w, err := simweb.New(simweb.Config{Seed: 3, Hosts: 30, Pages: 900, Topics: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	list := strings.Split(strings.TrimSpace(r.ok(append([]string{"simweb", "topic"}, flags...)...).stdout), "\n")
+	if len(list) != 4 || !strings.HasPrefix(list[0], "topic") {
+		t.Fatalf("topic list:\n%s", strings.Join(list, "\n"))
+	}
+	for k := range 3 {
+		f := strings.Fields(list[k+1])
+		if len(f) != 5 || f[1] != w.TopicName(k) || f[3] != strconv.Itoa(w.TopicPages(k)) {
+			t.Errorf("topic list line %q, want topic %d %s with %d pages", list[k+1], k, w.TopicName(k), w.TopicPages(k))
+		}
+	}
+	samples := r.ok(append([]string{"simweb", "topic", "--topic", "1", "--samples", "4"}, flags...)...).stdout
+	if want := strings.Join(w.TopicSample(1, 4), "\n") + "\n"; samples != want {
+		t.Errorf("samples:\n%s\nwant\n%s", samples, want)
+	}
+
+	seeds := filepath.Join(r.dir, "seeds.txt")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := r.cmd(ctx, append([]string{"simweb", "serve", "--latency", "0", "--dns", "", "--topic", "0", "--topic-seeds", "5",
+		"--seeds-out", seeds}, flags...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fields := map[string]string{}
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "serving until") {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			fields[k] = strings.TrimSpace(v)
+		}
+	}
+	go io.Copy(io.Discard, stdout)
+	_, port, err := net.SplitHostPort(fields["http"])
+	if err != nil {
+		t.Fatalf("banner %q: %v", fields, err)
+	}
+	if !strings.HasPrefix(fields["focus"], "topic 0, "+w.TopicName(0)) || !strings.HasPrefix(fields["topics"], "3 ") {
+		t.Errorf("banner %q", fields)
+	}
+	data, err := os.ReadFile(seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	if got, want := strings.Fields(string(data)), w.TopicSeeds(0, 5, simweb.Addressing{Port: p}); !slices.Equal(got, want) {
+		t.Errorf("seed file %q, want %q", got, want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("simweb serve after SIGINT: %v", err)
+	}
+
+	assertCleanError(t, r.fails(exitUsage, "simweb", "topic"), "--topics")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "topic", "--topics", "1"), "--topics")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "topic", "--topics", "3", "--topic", "3"), "--topic")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "serve", "--topic", "0"), "--topics")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "truth", "--out", "x.parquet", "--topics", "99"), "--topics")
 }
