@@ -139,33 +139,35 @@ func splitSamples(text string) []string {
 	return out
 }
 
-// focusParse rates one parsed page for write: its relevance, whether it
-// is off topic, its own off-topic hops, and whether its links are
-// followed.
-type focusParse struct {
-	relevance float32
-	offTopic  bool
-	hops      int32
-	follow    bool
+// PageRating is how a focused crawl rates a fetched page: its relevance,
+// whether it is off topic, its own off-topic hops (0 when on topic), and
+// whether its links are followed.
+type PageRating struct {
+	Relevance float32
+	OffTopic  bool
+	Hops      int32
+	Follow    bool
 }
 
-// ratePage rates a page whose fetch-list row says it was found after
-// inHops off-topic pages in a row. The links of a seed (a page no crawled
-// page links to) are followed whatever its relevance: a crawl starts
-// where its seeds are, often at a site's home page.
-func (o FocusOptions) ratePage(title, text string, inHops int32, seed bool) focusParse {
+// RatePage rates a page (o must have a Topic) found after inHops
+// off-topic pages in a row. The links of a seed (a page no crawled page
+// links to) are followed whatever its relevance: a crawl starts where its
+// seeds are, often at a site's home page.
+func (o FocusOptions) RatePage(title, text string, inHops int32, seed bool) PageRating {
 	_, page := o.thresholds()
 	r := o.Topic.PageRelevance(title, text)
-	f := focusParse{relevance: float32(r), offTopic: r < page}
-	if f.offTopic {
-		f.hops = inHops + 1
+	f := PageRating{Relevance: float32(r), OffTopic: r < page}
+	if f.OffTopic {
+		f.Hops = inHops + 1
 	}
-	f.follow = seed || !f.offTopic || int(f.hops) <= o.MaxOffTopicHops
+	f.Follow = seed || !f.OffTopic || int(f.Hops) <= o.MaxOffTopicHops
 	return f
 }
 
-// followLink returns a link's RW and whether it is followed.
-func (o FocusOptions) followLink(anchor, url, context string) (float32, bool) {
+// FollowLink returns a link's relevance RW (o must have a Topic) and
+// whether it is followed (RW at or above the link threshold). context is
+// the text around the link (parse gives the page's title).
+func (o FocusOptions) FollowLink(anchor, url, context string) (float32, bool) {
 	link, _ := o.thresholds()
 	rw := o.Topic.LinkRelevance(anchor, url, context)
 	return float32(rw), rw >= link

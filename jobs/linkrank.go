@@ -131,7 +131,10 @@ type LinkRankResult struct {
 // outlinks), spread over all nodes so that the ranks keep summing to 1.
 // Iterations stop when the L1 change falls below the tolerance, or at the
 // cap. A page's score becomes N*r(v), so scores average 1, as seeds'
-// scores do. One job builds the edges, one the adjacency lists, one per
+// scores do. With a Topic the votes are split by RW (IPageRank) and the
+// score is N*r(v) times the URL's relevance (the larger of its link
+// relevance and its own), the topic crawler's IPageRank combined with RW.
+// One job builds the edges, one the adjacency lists, one per
 // iteration, one rewrites the CrawlDB (other columns unchanged).
 //
 // LinkRank holds the CrawlDB's and the LinkDB's locks; a failure or a kill
@@ -242,7 +245,8 @@ func (r *rankRun) run(ctx context.Context, cp crawlPaths) (*LinkRankResult, erro
 		}
 	}
 	newDB := crawldb.NewTempDir(cp.dbPath)
-	score := rankScore{CrawlDB: r.crawlDB, Ranks: prev, N: res.Nodes, Out: storage.Join(cp.dbURI, path.Base(newDB)), Reduces: r.parts}
+	score := rankScore{CrawlDB: r.crawlDB, Ranks: prev, N: res.Nodes, Out: storage.Join(cp.dbURI, path.Base(newDB)), Reduces: r.parts,
+		Focused: r.o.Topic != nil}
 	jr, err := rewriteDB(ctx, r.env, cp, score, newDB)
 	if err != nil {
 		return nil, err
@@ -493,11 +497,16 @@ func (s rankIterate) reduce(t *mapreduce.Task, url string, values iter.Seq[rankV
 }
 
 // rankScore is LinkRank's last job: the CrawlDB with each URL's score set
-// to N times its rank.
+// to N times its rank; for a focused crawl (IPageRank) times the URL's
+// relevance, the larger of its link relevance and its own, so that
+// generate takes first the URLs that both rank high and are reached by
+// relevant links (the topic crawler orders its frontier by IPageRank
+// combined with RW).
 type rankScore struct {
 	CrawlDB, Ranks, Out string
 	N                   int64
 	Reduces             int
+	Focused             bool `json:",omitempty"`
 }
 
 func (rankScore) JobName() string { return JobLinkRankScore }
@@ -538,6 +547,9 @@ func (s rankScore) Job() (mapreduce.Runnable, error) {
 				return fmt.Errorf("linkrank: %s was ranked but is not in the CrawlDB", url)
 			}
 			if ranked {
+				if s.Focused {
+					rank *= float64(max(d.LinkRelevance, d.Relevance))
+				}
 				d.Score = float32(rank * float64(s.N))
 				t.Count(ctrRankScored, 1)
 			}

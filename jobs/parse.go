@@ -571,25 +571,25 @@ func (pp *pageParser) focusLinks(t *mapreduce.Task, sig *segment.ParseUpdate, fe
 		}
 		return links
 	}
-	f := pp.focus.ratePage(res.Title, res.Text, fetch.Hops, fetch.Seed)
-	sig.Relevance, sig.OffTopic, sig.OffTopicHops = f.relevance, f.offTopic, f.hops
-	if f.offTopic {
+	f := pp.focus.RatePage(res.Title, res.Text, fetch.Hops, fetch.Seed)
+	sig.Relevance, sig.OffTopic, sig.OffTopicHops = f.Relevance, f.OffTopic, f.Hops
+	if f.OffTopic {
 		t.Count(ctrOffTopic, 1)
 	} else {
 		t.Count(ctrOnTopic, 1)
 	}
-	if !f.follow {
+	if !f.Follow {
 		t.Count(ctrNotFollowed, int64(len(res.Outlinks)))
 		return links
 	}
 	for _, l := range res.Outlinks {
-		rw, ok := pp.focus.followLink(l.Anchor, l.URL, res.Title)
+		rw, ok := pp.focus.FollowLink(l.Anchor, l.URL, res.Title)
 		if !ok {
 			t.Count(ctrBelowThreshold, 1)
 			continue
 		}
 		links = append(links, segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, Anchor: l.Anchor,
-			Relevance: rw, OffTopicHops: f.hops})
+			Relevance: rw, OffTopicHops: f.Hops})
 	}
 	return links
 }

@@ -23,8 +23,9 @@ schedule, clustering and estimation code; see each subcommand's --help.
 Examples:
    trawl eval revisit --pages 10000 --days 30 --out eval-small
    trawl eval revisit --pages 100000 --hosts 1000 --days 90 --out eval
-   trawl eval linkrank --pages 5000 --rounds 5 --topN 500`,
-		Subcommands: []*cli.Command{evalLinkRankCommand(sio), {
+   trawl eval linkrank --pages 5000 --rounds 5 --topN 500
+   trawl eval focus --plot focus.png`,
+		Subcommands: []*cli.Command{evalLinkRankCommand(sio), evalFocusCommand(sio), {
 			Name:  "revisit",
 			Usage: "simulate revisit policies over the synthetic web's ground truth and compare them",
 			Description: `Simulates daily crawl rounds over a synthetic web (trawl simweb, generated without
