@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Interoperability check: DuckDB (an independent Parquet reader) reads a
-# CrawlDB that trawl wrote and agrees with `trawl readdb stats`.
+# CrawlDB that trawl wrote and agrees with `trawl readdb stats`; then, after
+# a focused crawl of a topical synthetic web (which keeps a LinkDB and runs
+# linkrank), it reads the LinkDB and the CrawlDB's focus columns and agrees
+# with `trawl readlinkdb stats` and `trawl readdb dump`.
 # Usage: scripts/duckdb-check.sh [TRAWL_BINARY]
 # DuckDB comes from the npm registry (@duckdb/node-api ships its native
 # library inside the package); without node/npm the check is skipped.
@@ -21,6 +24,14 @@ printf 'http://h0009.sim.test/\tscore=3\tcategory=news\n' >>"$work/seeds.txt"
 "$trawl" --crawl "$crawl" --log-level warn inject "$work/seeds.txt" >/dev/null
 "$trawl" --crawl "$crawl" --log-level warn generate --topN 4 >/dev/null
 want=$("$trawl" --crawl "$crawl" readdb stats --json)
+
+focus="$work/focus"
+"$trawl" --log-level warn simweb topic --topics 4 --topic 0 --samples 3 >"$work/topic.txt" 2>/dev/null
+"$trawl" --log-level warn --crawl "$focus" crawl --simweb --topics 4 --hosts 10 --pages 400 --rounds 3 \
+	--topN 40 --time-limit 5s --topic "$work/topic.txt" >/dev/null
+links=$("$trawl" --crawl "$focus" readlinkdb stats --top 0 | awk -F'\t' '$1 == "inlinks:" {print $2}')
+offtopic=$("$trawl" --crawl "$focus" readdb dump --format json | grep -c '"off_topic":true' || true)
+scored=$("$trawl" --crawl "$focus" readdb dump --format json | grep -c '"link_relevance":0[,}]' || true)
 
 (cd "$work" && npm install --silent --no-audit --no-fund @duckdb/node-api@1.5.6-r.1 >/dev/null 2>&1) || {
 	echo "duckdb-check: could not install @duckdb/node-api from npm; skipped"
@@ -46,3 +57,21 @@ if (fail.length) { console.error('duckdb-check: FAIL: ' + fail.join('; ')); proc
 console.log(`duckdb-check: DuckDB reads the CrawlDB: ${t.n} rows, ${t.hosts} hosts, agrees with readdb stats`);
 JS
 (cd "$work" && node q.mjs "$crawl/crawldb/current" "$want")
+
+cat >"$work/f.mjs" <<'JS'
+import { DuckDBInstance } from '@duckdb/node-api';
+const [linkdb, crawldb, links, offtopic, noRW] = process.argv.slice(2);
+const c = await (await DuckDBInstance.create(':memory:')).connect();
+const q = async (sql) => (await c.runAndReadAll(sql)).getRowObjectsJson();
+const [l] = await q(`SELECT count(*) AS n, count(DISTINCT "to") AS urls FROM '${linkdb}/*.parquet'`);
+const [d] = await q(`SELECT count(*) FILTER (WHERE off_topic) AS off, count(*) FILTER (WHERE link_relevance = 0) AS norw,
+  max(relevance) AS rmax, max(off_topic_hops) AS hops FROM '${crawldb}/*.parquet'`);
+const fail = [];
+if (Number(l.n) !== Number(links) || Number(l.n) === 0) fail.push(`LinkDB rows ${l.n} != ${links}`);
+if (Number(d.off) !== Number(offtopic)) fail.push(`off-topic rows ${d.off} != ${offtopic}`);
+if (Number(d.norw) !== Number(noRW)) fail.push(`rows without link relevance ${d.norw} != ${noRW}`);
+if (!(Number(d.rmax) > 0)) fail.push(`max relevance ${d.rmax}`);
+if (fail.length) { console.error('duckdb-check: FAIL: ' + fail.join('; ')); process.exit(1); }
+console.log(`duckdb-check: DuckDB reads the LinkDB (${l.n} links to ${l.urls} URLs) and the focus columns (${d.off} pages off topic, max relevance ${Number(d.rmax).toFixed(3)}), agrees with readlinkdb and readdb`);
+JS
+(cd "$work" && node f.mjs "$focus/linkdb/current" "$focus/crawldb/current" "$links" "$offtopic" "$scored")

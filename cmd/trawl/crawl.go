@@ -116,6 +116,7 @@ func crawlFlags() []cli.Flag {
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "pages", Value: simweb.DefaultPages, Usage: "simweb: content pages (`N`)", Category: "Synthetic web (--simweb):"},
+		&cli.IntFlag{Name: "topics", Usage: "simweb: a topical web of `K` topics, for --topic (trawl simweb topic prints a topic's sample texts)", Category: "Synthetic web (--simweb):"},
 		&cli.StringFlag{Name: "hazards", Value: "default", Usage: "simweb: hostile features (`LIST`, see trawl simweb serve --help)", Category: "Synthetic web (--simweb):"},
 		&cli.Float64Flag{Name: "latency", Value: 1, Usage: "simweb: scale of the hosts' latency (`F`)", Category: "Synthetic web (--simweb):"},
 		&cli.StringFlag{Name: "access-log", Usage: "simweb: write every request as a JSON line to `FILE`", Category: "Synthetic web (--simweb):"},
