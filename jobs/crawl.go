@@ -645,6 +645,13 @@ func (c *crawler) stages(ctx context.Context, rr *RoundResult, si segmentInfo, s
 	}
 	rr.Update = ur
 	rr.Stages = append(rr.Stages, "updatedb")
+	return c.afterUpdate(ctx, rr)
+}
+
+// afterUpdate runs what follows a round's updatedb: invertlinks (with the
+// LinkDB kept or linkrank scoring), linkrank, and the clustering of every
+// ClusterEvery-th round.
+func (c *crawler) afterUpdate(ctx context.Context, rr *RoundResult) error {
 	if c.o.LinkDB || c.o.Update.Scoring == ScoringLinkRank {
 		if err := c.invertLinks(ctx, rr); err != nil {
 			return err

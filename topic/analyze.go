@@ -58,6 +58,10 @@ func (a *Analyzer) AppendTerms(dst []string, text string) []string {
 // each calls emit with every index term of text, in order. Words in
 // extraStop (surface forms, lower-case) are dropped as well as the stop
 // words.
+//
+// It is one loop over the runes with the word's state in locals, on
+// purpose: it runs over the text of every page a focused crawl parses, and
+// the state that flush and the loop share reads best in one place.
 func (a *Analyzer) each(text string, extraStop map[string]struct{}, emit func(string)) {
 	var (
 		runes     int  // runes in a.word

@@ -24,6 +24,9 @@ import (
 	"github.com/trawl/trawl/storage"
 )
 
+// simwebCommand is trawl simweb and its subcommands. It is one literal on
+// purpose, as every command definition is: help text, flags and actions,
+// read top to bottom as the command's reference.
 func simwebCommand(sio *stdio) *cli.Command {
 	return &cli.Command{
 		Name:  "simweb",
