@@ -21,7 +21,7 @@ func TestEvalRevisit(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	table := stdout.String()
-	for _, want := range []string{"| policy | fetches |", "| adaptive |", "| dynamic |", "| oracle |", "wall time"} {
+	for _, want := range []string{"| policy | interval_days | fetches | budget_used |", "| adaptive |", "| dynamic |", "| oracle |", "wall time"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q:\n%s", want, table)
 		}
