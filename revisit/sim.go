@@ -104,6 +104,11 @@ type Config struct {
 	// the package documentation, "Equal budgets"), so that every policy
 	// is compared at the same number of fetches.
 	NoTune bool
+	// Budgets are the budget shares of Sweep: each a fraction of the
+	// pages in (0, 1], the daily budget being that share of the pages
+	// rounded up. Run takes one Budget and refuses Budgets; Budget and
+	// Budgets are exclusive.
+	Budgets []float64
 }
 
 // Validate checks the configuration as Run will (with the budget's
@@ -115,6 +120,7 @@ func (c Config) Validate() error {
 
 // resolved fills the defaults for n pages.
 func (c Config) resolved(n int) (Config, error) {
+	cfgBudgetSet := c.Budget != 0
 	if c.Days == 0 {
 		c.Days = DefaultDays
 	}
@@ -171,6 +177,13 @@ func (c Config) resolved(n int) (Config, error) {
 		return c, fmt.Errorf("revisit: sample rate %v: want 0..1", c.SampleRate)
 	case c.FetchLag >= 24*time.Hour:
 		return c, fmt.Errorf("revisit: fetch lag %v: want less than a day", c.FetchLag)
+	case len(c.Budgets) > 0 && cfgBudgetSet:
+		return c, fmt.Errorf("revisit: both a budget (%d fetches a day) and budget shares %v: give one", c.Budget, c.Budgets)
+	}
+	for _, b := range c.Budgets {
+		if !(b > 0 && b <= 1) {
+			return c, fmt.Errorf("revisit: budget share %v: want a fraction of the pages in (0, 1]", b)
+		}
 	}
 	seen := map[string]bool{}
 	known := append(PolicyNames(), PolicyDynamicAlloc)
@@ -194,6 +207,9 @@ type Report struct {
 	Days   int   `json:"days"`
 	Budget int   `json:"budget"`
 	Events int64 `json:"events"`
+	// BudgetShare is the budget as the share of the pages Sweep asked
+	// for (0 when Run was given the budget).
+	BudgetShare float64 `json:"budget_share,omitempty"`
 	// Start is simulated time zero.
 	Start time.Time `json:"start"`
 	// Recluster, Eps, MinPts, MinSamples, SampleRate and FetchLag are the
@@ -223,6 +239,9 @@ type Report struct {
 // metrics.
 func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 	start := time.Now()
+	if len(cfg.Budgets) > 0 {
+		return nil, fmt.Errorf("revisit: budget shares %v: Run takes one budget (Sweep runs several)", cfg.Budgets)
+	}
 	c, err := cfg.resolved(len(tr.Pages))
 	if err != nil {
 		return nil, err

@@ -332,13 +332,21 @@ func TestReportOutputs(t *testing.T) {
 // TestConfigErrors: bad settings are refused before any work.
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{{Days: -1}, {Budget: -2}, {Policies: []string{"lru"}}, {Policies: []string{"oracle", "oracle"}},
-		{Eps: math.NaN()}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1}} {
+		{Eps: math.NaN()}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1},
+		{Budgets: []float64{0}}, {Budgets: []float64{0.1, 1.5}}, {Budgets: []float64{math.NaN()}},
+		{Budget: 10, Budgets: []float64{0.1}}} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
 	}
 	if _, err := Run(context.Background(), small(t), Config{Days: 31}); err == nil {
 		t.Error("31 days over a 30-day truth: no error")
+	}
+	if _, err := Run(context.Background(), small(t), Config{Days: 2, Budgets: []float64{0.1}}); err == nil {
+		t.Error("Run with budget shares: no error")
+	}
+	if _, err := Sweep(context.Background(), small(t), Config{Days: 2}); err == nil {
+		t.Error("Sweep without budget shares: no error")
 	}
 	if _, err := Tune(context.Background(), small(t), Config{Days: 2}, PolicyOracle); err == nil {
 		t.Error("tuning the oracle: no error")
