@@ -127,7 +127,8 @@ func (s *SweepReport) WriteJSON(w io.Writer) error {
 }
 
 // Plot draws each policy's mean freshness against its fetches per day
-// (its fetches over the days), one point per budget, one line per policy.
+// (its fetches over the days), one point per budget, one line per policy;
+// the freshness axis spans the values, not 0..1, to tell the lines apart.
 func (s *SweepReport) Plot() (*plot.Plot, error) {
 	p := plot.New()
 	var shares []string
@@ -141,10 +142,10 @@ func (s *SweepReport) Plot() (*plot.Plot, error) {
 	p.Title.Text = title
 	p.X.Label.Text = "fetches per day"
 	p.Y.Label.Text = "mean freshness"
-	p.Y.Min, p.Y.Max = 0, 1
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = false
-	p.Legend.Left = false
+	// Freshness rises with the fetches: the top left corner is free.
+	p.Legend.Top = true
+	p.Legend.Left = true
 	var order []string
 	points := map[string]plotter.XYs{}
 	for _, r := range s.Reports {
