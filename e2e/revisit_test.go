@@ -203,8 +203,8 @@ func TestRevisitSimulatorMatchesCrawl(t *testing.T) {
 			rep, err := revisit.Run(ctx, tr, revisit.Config{
 				Days: days, Budget: len(tr.Pages), Policies: []string{policy}, Schedule: &sc,
 				Recluster: recluster, Eps: eps, MinPts: minPts, MinSamples: minSamples, SampleRate: sampleRate,
-				FetchLag: time.Second,
-				Final:    func(_ string, ds []crawldb.Datum) { simDB = append([]crawldb.Datum(nil), ds...) }, Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+				FetchLag: time.Second, NoTune: true, // the crawl's schedule as configured
+				Final: func(_ string, ds []crawldb.Datum) { simDB = append([]crawldb.Datum(nil), ds...) }, Log: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 				Trace: func(_ string, day, page int, st crawldb.ChangeState) {
 					mu.Lock()
 					defer mu.Unlock()

@@ -46,8 +46,21 @@ type Metrics struct {
 	DailyFreshness []float64 `json:"daily_freshness"`
 	DailyAgeHours  []float64 `json:"daily_age_hours"`
 	// Sources counts the pages by the schedule source of their last
-	// interval at the end (crawldb.Datum.Source).
+	// interval at the end (crawldb.Datum.Source: which rule set it).
 	Sources map[string]int64 `json:"sources,omitempty"`
+	// DailySources counts the pages by their schedule source at the end
+	// of each day's round: for each source, one count per day (a page
+	// not yet fetched has the source its schedule initialised it with).
+	// Each day's counts add up to Pages.
+	DailySources map[string][]int64 `json:"daily_sources,omitempty"`
+	// IntervalSeconds is the initial interval (db.fetch.interval.default)
+	// the default and adaptive policies ran with, in seconds; 0 for the
+	// other policies.
+	IntervalSeconds int64 `json:"interval_seconds,omitempty"`
+	// Tuned reports whether IntervalSeconds was chosen by the tuning
+	// search (Tune); TuneTrials are its simulations, in the order run.
+	Tuned      bool        `json:"tuned,omitempty"`
+	TuneTrials []TuneTrial `json:"tune_trials,omitempty"`
 	// Seconds is the wall time the policy's simulation took.
 	Seconds float64 `json:"seconds"`
 }
@@ -162,8 +175,8 @@ func (t *Tracker) split(a, b float64, fn func(bin int, x, y float64)) {
 }
 
 // Finish closes every page's last span at the horizon and returns the
-// metrics (Policy, Budget, BudgetUsed, Sources and Seconds are the
-// caller's). The Tracker takes no fetches afterwards.
+// metrics (Policy, Budget, BudgetUsed, the sources, the interval, the
+// tuning and Seconds are the caller's). The Tracker takes no fetches afterwards.
 func (t *Tracker) Finish() Metrics {
 	if !t.finished {
 		t.finished = true

@@ -94,8 +94,21 @@ type Config struct {
 	Trace func(policy string, day, page int, state crawldb.ChangeState)
 	// Final, if set, is called at the end of each policy's simulation
 	// with its datums, indexed as Truth.Pages (read only; the call may
-	// come from several goroutines at once).
+	// come from several goroutines at once). Neither Trace nor Final sees
+	// the tuning search's trial simulations.
 	Final func(policy string, datums []crawldb.Datum)
+	// NoTune turns the baselines' tuning off: the default and adaptive
+	// policies run with Schedule.DefaultInterval as given (Nutch's 30
+	// days unless Schedule says otherwise). By default Run first searches,
+	// for each of them, the initial interval that spends the budget (see
+	// the package documentation, "Equal budgets"), so that every policy
+	// is compared at the same number of fetches.
+	NoTune bool
+	// Budgets are the budget shares of Sweep: each a fraction of the
+	// pages in (0, 1], the daily budget being that share of the pages
+	// rounded up. Run takes one Budget and refuses Budgets; Budget and
+	// Budgets are exclusive.
+	Budgets []float64
 }
 
 // Validate checks the configuration as Run will (with the budget's
@@ -107,6 +120,7 @@ func (c Config) Validate() error {
 
 // resolved fills the defaults for n pages.
 func (c Config) resolved(n int) (Config, error) {
+	cfgBudgetSet := c.Budget != 0
 	if c.Days == 0 {
 		c.Days = DefaultDays
 	}
@@ -163,6 +177,13 @@ func (c Config) resolved(n int) (Config, error) {
 		return c, fmt.Errorf("revisit: sample rate %v: want 0..1", c.SampleRate)
 	case c.FetchLag >= 24*time.Hour:
 		return c, fmt.Errorf("revisit: fetch lag %v: want less than a day", c.FetchLag)
+	case len(c.Budgets) > 0 && cfgBudgetSet:
+		return c, fmt.Errorf("revisit: both a budget (%d fetches a day) and budget shares %v: give one", c.Budget, c.Budgets)
+	}
+	for _, b := range c.Budgets {
+		if !(b > 0 && b <= 1) {
+			return c, fmt.Errorf("revisit: budget share %v: want a fraction of the pages in (0, 1]", b)
+		}
 	}
 	seen := map[string]bool{}
 	known := append(PolicyNames(), PolicyDynamicAlloc)
@@ -186,6 +207,9 @@ type Report struct {
 	Days   int   `json:"days"`
 	Budget int   `json:"budget"`
 	Events int64 `json:"events"`
+	// BudgetShare is the budget as the share of the pages Sweep asked
+	// for (0 when Run was given the budget).
+	BudgetShare float64 `json:"budget_share,omitempty"`
 	// Start is simulated time zero.
 	Start time.Time `json:"start"`
 	// Recluster, Eps, MinPts, MinSamples, SampleRate and FetchLag are the
@@ -196,6 +220,11 @@ type Report struct {
 	MinSamples int     `json:"min_samples"`
 	SampleRate float64 `json:"sample_rate"`
 	FetchLag   string  `json:"fetch_lag"`
+	// Tuned reports whether the baselines' intervals were tuned to the
+	// budget (Config.NoTune unset); TuneTolerance is the shortfall the
+	// tuning search allowed above the least (TuneTolerance).
+	Tuned         bool    `json:"tuned"`
+	TuneTolerance float64 `json:"tune_tolerance,omitempty"`
 	// Policies are the results, in Config.Policies order.
 	Policies []Metrics `json:"policies"`
 	// Seconds is the wall time of Run (the truth excluded).
@@ -204,10 +233,15 @@ type Report struct {
 
 // Run simulates each policy over the truth for cfg.Days daily rounds and
 // returns their metrics. Every policy sees the same pages and the same
-// change events. See the package documentation for the rounds, the
-// policies and the metrics.
+// change events. Unless cfg.NoTune, the default and adaptive policies'
+// initial interval is first tuned so that they spend the budget (Tune).
+// See the package documentation for the rounds, the policies and the
+// metrics.
 func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 	start := time.Now()
+	if len(cfg.Budgets) > 0 {
+		return nil, fmt.Errorf("revisit: budget shares %v: Run takes one budget (Sweep runs several)", cfg.Budgets)
+	}
 	c, err := cfg.resolved(len(tr.Pages))
 	if err != nil {
 		return nil, err
@@ -217,8 +251,11 @@ func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 	}
 	rep := &Report{Pages: len(tr.Pages), Days: c.Days, Budget: c.Budget, Start: tr.Start,
 		Recluster: c.Recluster, Eps: c.Eps, MinPts: c.MinPts, MinSamples: c.MinSamples,
-		SampleRate: c.SampleRate, FetchLag: c.FetchLag.String(),
+		SampleRate: c.SampleRate, FetchLag: c.FetchLag.String(), Tuned: !c.NoTune,
 		Policies: make([]Metrics, len(c.Policies))}
+	if rep.Tuned {
+		rep.TuneTolerance = TuneTolerance
+	}
 	errs := make([]error, len(c.Policies))
 	sem := make(chan struct{}, c.Workers)
 	var wg sync.WaitGroup
@@ -233,10 +270,33 @@ func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 					errs[i] = fmt.Errorf("revisit: policy %s: panic: %v", name, r)
 				}
 			}()
-			m, err := simulate(ctx, tr, c, name)
-			if err != nil {
-				errs[i] = fmt.Errorf("revisit: policy %s: %w", name, err)
-				return
+			pc := c
+			var tuning *Tuning
+			if !c.NoTune && isBaseline(name) {
+				t, err := tune(ctx, tr, c, name)
+				if err != nil {
+					errs[i] = fmt.Errorf("revisit: policy %s: tune the interval: %w", name, err)
+					return
+				}
+				tuning = &t
+				sc := *c.Schedule
+				sc.DefaultInterval = t.Interval
+				pc.Schedule = &sc
+			}
+			var m Metrics
+			if tuning != nil && c.Trace == nil && c.Final == nil {
+				m = tuning.metrics // the same simulation as the chosen trial
+				logDone(c, name, m)
+			} else {
+				var err error
+				if m, err = simulate(ctx, tr, pc, name); err != nil {
+					errs[i] = fmt.Errorf("revisit: policy %s: %w", name, err)
+					return
+				}
+			}
+			if tuning != nil {
+				m.Tuned = true
+				m.TuneTrials = tuning.Trials
 			}
 			rep.Policies[i] = m
 		}()
@@ -253,6 +313,10 @@ func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
 }
+
+// isBaseline reports whether policy is one of Nutch's schedules, whose
+// initial interval Run tunes.
+func isBaseline(policy string) bool { return policy == PolicyDefault || policy == PolicyAdaptive }
 
 // policy schedules the pages of one simulation.
 type policy interface {
@@ -310,11 +374,30 @@ type simulation struct {
 	datums      []crawldb.Datum
 	cands       []candidate // the round's, reused
 	daily       []int64     // fetches per round
+	// sources counts, per source, the pages whose datum has it at the
+	// end of each round (day-indexed; missing days are 0).
+	sources map[crawldb.Source][]int64
 }
 
-// simulate runs one policy: its datums start unfetched, then each day's
-// round generates and fetches, and the tracker's metrics are the result.
+// simulate runs one policy (runSim) and logs its result.
 func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, error) {
+	m, err := runSim(ctx, tr, c, name)
+	if err != nil {
+		return m, err
+	}
+	logDone(c, name, m)
+	return m, nil
+}
+
+// logDone logs a policy's result.
+func logDone(c Config, name string, m Metrics) {
+	c.Log.Info("revisit: policy done", "policy", name, "fetches", m.Fetches, "budget_used", m.BudgetUsed,
+		"freshness", m.Freshness, "seconds", m.Seconds)
+}
+
+// runSim runs one policy: its datums start unfetched, then each day's
+// round generates and fetches, and the tracker's metrics are the result.
+func runSim(ctx context.Context, tr *Truth, c Config, name string) (Metrics, error) {
 	t0 := time.Now()
 	sm, err := newSimulation(ctx, tr, c, name)
 	if err != nil {
@@ -333,7 +416,6 @@ func simulate(ctx context.Context, tr *Truth, c Config, name string) (Metrics, e
 	}
 	m := sm.metrics()
 	m.Seconds = time.Since(t0).Seconds()
-	c.Log.Info("revisit: policy done", "policy", name, "fetches", m.Fetches, "freshness", m.Freshness, "seconds", m.Seconds)
 	return m, nil
 }
 
@@ -351,7 +433,8 @@ func newSimulation(ctx context.Context, tr *Truth, c Config, name string) (*simu
 	sm := &simulation{tr: tr, c: c, name: name, pol: pol, tk: tk,
 		maxInterval: int32(c.Schedule.MaxInterval / time.Second),
 		datums:      make([]crawldb.Datum, len(tr.Pages)),
-		daily:       make([]int64, c.Days)}
+		daily:       make([]int64, c.Days),
+		sources:     map[crawldb.Source][]int64{}}
 	for i, p := range tr.Pages {
 		d := &sm.datums[i]
 		*d = crawldb.Datum{URL: p.URL, Host: p.Host, Status: crawldb.StatusDBUnfetched, ClusterID: -1, Score: 1}
@@ -373,6 +456,7 @@ func (sm *simulation) round(ctx context.Context, day int) error {
 		return err
 	}
 	sm.daily[day] = int64(len(sm.cands))
+	sm.countSources(day)
 	sm.c.Log.Debug("revisit: round", "policy", sm.name, "day", day, "due", len(sm.cands))
 	return nil
 }
@@ -430,9 +514,24 @@ func (sm *simulation) fetch(sched crawldb.Schedule, day int, now time.Time) erro
 	return nil
 }
 
+// countSources counts the pages by their datum's schedule source at the
+// end of day's round.
+func (sm *simulation) countSources(day int) {
+	for i := range sm.datums {
+		src := sm.datums[i].Source
+		s, ok := sm.sources[src]
+		if !ok {
+			s = make([]int64, sm.c.Days)
+			sm.sources[src] = s
+		}
+		s[day]++
+	}
+}
+
 // metrics finishes the tracker and completes its metrics with the
-// policy's budget, its use, the fetches per round and the datums' sources
-// (Seconds is left to the caller).
+// policy's budget, its use, the fetches per round, the datums' sources
+// at the end and after each round, and a baseline's initial interval
+// (Seconds and the tuning are left to the caller).
 func (sm *simulation) metrics() Metrics {
 	c := sm.c
 	m := sm.tk.Finish()
@@ -443,6 +542,13 @@ func (sm *simulation) metrics() Metrics {
 	m.Sources = map[string]int64{}
 	for i := range sm.datums {
 		m.Sources[string(sm.datums[i].Source)]++
+	}
+	m.DailySources = make(map[string][]int64, len(sm.sources))
+	for src, s := range sm.sources {
+		m.DailySources[string(src)] = s
+	}
+	if isBaseline(sm.name) {
+		m.IntervalSeconds = int64(c.Schedule.DefaultInterval / time.Second)
 	}
 	return m
 }

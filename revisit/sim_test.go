@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -125,6 +126,25 @@ func TestRunDeterministic(t *testing.T) {
 		}
 		if n != int64(len(tr.Pages)) {
 			t.Errorf("%s: sources count %d pages", m.Policy, n)
+		}
+		// Every day's counts by source add up to the pages, and the last
+		// day's are the final Sources.
+		for day := range 30 {
+			var n int64
+			for src, s := range m.DailySources {
+				if len(s) != 30 {
+					t.Fatalf("%s: source %s: %d days of counts", m.Policy, src, len(s))
+				}
+				n += s[day]
+			}
+			if n != int64(len(tr.Pages)) {
+				t.Errorf("%s: day %d: sources count %d pages", m.Policy, day, n)
+			}
+		}
+		for src, s := range m.DailySources {
+			if s[29] != m.Sources[src] {
+				t.Errorf("%s: source %s: %d pages on the last day, %d at the end", m.Policy, src, s[29], m.Sources[src])
+			}
 		}
 		if !(m.Freshness > 0 && m.Freshness < 1) {
 			t.Errorf("%s: freshness %v", m.Policy, m.Freshness)
@@ -245,19 +265,45 @@ func TestReportOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back struct {
-		Pages    int `json:"pages"`
+		Pages    int  `json:"pages"`
+		Tuned    bool `json:"tuned"`
 		Policies []struct {
-			Policy         string    `json:"policy"`
-			Freshness      float64   `json:"freshness"`
-			DailyFreshness []float64 `json:"daily_freshness"`
+			Policy          string             `json:"policy"`
+			Freshness       float64            `json:"freshness"`
+			BudgetUsed      float64            `json:"budget_used"`
+			DailyFreshness  []float64          `json:"daily_freshness"`
+			DailySources    map[string][]int64 `json:"daily_sources"`
+			IntervalSeconds int64              `json:"interval_seconds"`
+			Tuned           bool               `json:"tuned"`
+			TuneTrials      []TuneTrial        `json:"tune_trials"`
 		} `json:"policies"`
 	}
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Pages != len(tr.Pages) || len(back.Policies) != 2 || len(back.Policies[1].DailyFreshness) != 12 ||
-		back.Policies[1].Freshness != rep.Policies[1].Freshness {
+		back.Policies[1].Freshness != rep.Policies[1].Freshness || !back.Tuned {
 		t.Errorf("json: %+v", back)
+	}
+	ad, or := back.Policies[0], back.Policies[1]
+	if !ad.Tuned || ad.IntervalSeconds != rep.Policies[0].IntervalSeconds || ad.IntervalSeconds <= 0 ||
+		len(ad.TuneTrials) == 0 || ad.BudgetUsed != rep.Policies[0].BudgetUsed ||
+		len(ad.DailySources[string(crawldb.SourceAdaptive)]) != 12 {
+		t.Errorf("json: adaptive: tuned %v, interval %d s, %d trials, budget used %v, daily sources %v",
+			ad.Tuned, ad.IntervalSeconds, len(ad.TuneTrials), ad.BudgetUsed, ad.DailySources)
+	}
+	if or.Tuned || or.IntervalSeconds != 0 || len(or.TuneTrials) != 0 || len(or.DailySources[string(SourceOracle)]) != 12 {
+		t.Errorf("json: oracle: tuned %v, interval %d s, %d trials, daily sources %v", or.Tuned, or.IntervalSeconds, len(or.TuneTrials), or.DailySources)
+	}
+	b.Reset()
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| policy | interval_days | fetches | budget_used |", "pages by schedule source",
+		"| policy | adaptive | oracle |", "| oracle | 0 | " + strconv.Itoa(len(tr.Pages)) + " |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, b.String())
+		}
 	}
 	dir := t.TempDir()
 	for name, magic := range map[string]string{"f.png": "\x89PNG", "f.svg": "<?xml"} {
@@ -286,13 +332,24 @@ func TestReportOutputs(t *testing.T) {
 // TestConfigErrors: bad settings are refused before any work.
 func TestConfigErrors(t *testing.T) {
 	for _, c := range []Config{{Days: -1}, {Budget: -2}, {Policies: []string{"lru"}}, {Policies: []string{"oracle", "oracle"}},
-		{Eps: math.NaN()}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1}} {
+		{Eps: math.NaN()}, {SampleRate: 2}, {FetchLag: 25 * time.Hour}, {Recluster: -1},
+		{Budgets: []float64{0}}, {Budgets: []float64{0.1, 1.5}}, {Budgets: []float64{math.NaN()}},
+		{Budget: 10, Budgets: []float64{0.1}}} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
 	}
 	if _, err := Run(context.Background(), small(t), Config{Days: 31}); err == nil {
 		t.Error("31 days over a 30-day truth: no error")
+	}
+	if _, err := Run(context.Background(), small(t), Config{Days: 2, Budgets: []float64{0.1}}); err == nil {
+		t.Error("Run with budget shares: no error")
+	}
+	if _, err := Sweep(context.Background(), small(t), Config{Days: 2}); err == nil {
+		t.Error("Sweep without budget shares: no error")
+	}
+	if _, err := Tune(context.Background(), small(t), Config{Days: 2}, PolicyOracle); err == nil {
+		t.Error("tuning the oracle: no error")
 	}
 }
 

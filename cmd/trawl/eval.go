@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,8 +34,11 @@ Examples:
 hazards) whose true change events are known, for each policy, with the real
 schedule code, the real DBSCAN and the real estimators, at the same fetch budget:
 
-  default      Nutch's DefaultFetchSchedule (schedule.defaultInterval, 30 days)
-  adaptive     Nutch's AdaptiveFetchSchedule with the schedule.adaptive.* settings
+  default      Nutch's DefaultFetchSchedule, its fixed interval tuned to the
+               budget (with --no-tune: schedule.defaultInterval, 30 days)
+  adaptive     Nutch's AdaptiveFetchSchedule with the schedule.adaptive.*
+               settings, its initial interval tuned to the budget (with
+               --no-tune: schedule.defaultInterval)
   dynamic      Hu and Wu's dynamic strategy (DBSCAN clusters of young pages,
                cluster periods from samples, Poisson after 16 changes)
   dynamic-opt  dynamic with the freshness-optimal allocation for old pages
@@ -42,17 +47,40 @@ schedule code, the real DBSCAN and the real estimators, at the same fetch budget
 (dynamic-alloc, an experiment run only when listed: dynamic-opt with the
 allocation for young pages too.) The schedules take the schedule.* settings
 (schedule.defaultInterval, schedule.adaptive.*, schedule.dynamic.*; see trawl
-config), so e.g. TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d changes default and adaptive.
+config), so e.g. TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d with --no-tune runs default
+and adaptive from a 7-day interval.
 
 Every round at most --budget of the due pages are fetched, ranked as trawl
 generate ranks them under the dynamic schedule (score times the estimated
 probability of a change since the last fetch; schedule.dynamic.rank), else
-most overdue first; unused budget is lost. Prints a markdown table
-(fetches, changes detected, prediction offset mu, hit rate lambda, efficiency
-eta, mean freshness and age; see the revisit package documentation for the
-exact definitions) and writes to --out: table.md, table.csv, report.json
-(with the daily series) and freshness.png and freshness.svg (freshness per
-day and policy).
+most overdue first; unused budget is lost.
+
+Equal budgets: a schedule that keeps fewer pages due than the budget spends
+fewer fetches (with Nutch's 30-day interval the default and adaptive schedules
+use about a third of a 10% budget), and comparing it with one that spends the
+whole budget compares costs, not schedules. So by default the default and
+adaptive policies are first tuned: their initial interval
+(schedule.defaultInterval, which is also where the adaptive schedule's
+intervals start) is searched by bisection of its logarithm between 1 hour and
+90 days, each trial a full simulation (12 per policy), for the longest interval
+whose budget shortfall is within 0.001 of the shortest interval's; the table's
+interval_days column gives the chosen interval and budget_used the fetches over
+budget times days. --no-tune runs them with schedule.defaultInterval as
+configured (Nutch's 30 days). --budgets 5%,10%,20% runs the whole comparison
+(tuning included) at each budget, as shares of the simulated pages.
+
+Prints a markdown table (interval, fetches, budget used, changes detected,
+prediction offset mu, hit rate lambda, efficiency eta, mean freshness and age;
+see the revisit package documentation for the exact definitions) and a second
+table of the pages by schedule source after the last round (which rule set
+each page's interval: default, adaptive, cluster, poisson, oracle), and writes
+to --out: table.md, table.csv, report.json (with the daily series, the daily
+counts by schedule source and the tuning trials) and freshness.png and
+freshness.svg (freshness per day and policy). With --budgets, table.md and
+table.csv hold every budget's table, report.json every budget's report,
+freshness-<share>.png/.svg is the daily plot at each budget and
+budgets.png/.svg plots each policy's mean freshness against its fetches per
+day.
 
 --trace FILE runs the policies on a recorded change history instead of the
 synthetic web: a CSV file (header url,words,outlinks,inlinks,images,depth,
@@ -65,9 +93,10 @@ trace shows. Any history is allowed: timetables, bursts, quiet spells.
 
 Examples:
    trawl eval revisit --pages 10000 --days 30 --out eval-small
+   trawl eval revisit --pages 20000 --days 60 --budgets 5%,10%,20% --out eval-budgets
+   trawl eval revisit --pages 100000 --hosts 1000 --days 90 --no-tune --out eval-nutch
    trawl eval revisit --trace revisit/testdata/example-trace.csv --days 14
    trawl eval revisit --pages 2000 --days 14 --write-trace history.csv
-   trawl eval revisit --pages 100000 --hosts 1000 --days 90 --out eval
    trawl eval revisit --policies adaptive,dynamic --eps 0.3 --recluster 7`,
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "pages", Value: 100000, Usage: "content pages of the web (`N`)"},
@@ -75,6 +104,8 @@ Examples:
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` selecting the web"},
 				&cli.IntFlag{Name: "days", Value: revisit.DefaultDays, Usage: "simulated days, one round a day (`D`)"},
 				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`; default 10% of the simulated pages)"},
+				&cli.StringFlag{Name: "budgets", Usage: "run the comparison at each budget of the comma-separated `LIST` of shares of the pages (5% or 0.05; not with --budget)"},
+				&cli.BoolFlag{Name: "no-tune", Usage: "do not tune the default and adaptive policies' initial interval to the budget (use schedule.defaultInterval)"},
 				&cli.IntFlag{Name: "recluster", Value: revisit.DefaultRecluster, Usage: "dynamic: days between DBSCAN runs (`K`)"},
 				&cli.Float64Flag{Name: "eps", Value: revisit.DefaultEps, Usage: "dynamic: DBSCAN eps (`E`; negative: the k-distance knee of each run)"},
 				&cli.IntFlag{Name: "min-pts", Value: revisit.DefaultMinPts, Usage: "dynamic: DBSCAN minPts (`M`, the point itself included)"},
@@ -116,6 +147,21 @@ func (s *session) evalRevisit(c *cli.Context) error {
 	}
 	truthTime := time.Since(t0)
 	s.log.Info("eval revisit: truth read", "pages", len(tr.Pages), "events", tr.Events.Total(), "seconds", time.Since(t0).Seconds())
+	if len(cfg.Budgets) > 0 {
+		sw, err := revisit.Sweep(c.Context, tr, cfg)
+		if err != nil {
+			return fmt.Errorf("eval revisit: %w", err)
+		}
+		if err := sw.Markdown(s.io.stdout); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.io.stdout, "\nwall time %.1f s (history %.1f s, simulation %.1f s)\n",
+			time.Since(start).Seconds(), truthTime.Seconds(), sw.Seconds)
+		if out == "" {
+			return nil
+		}
+		return s.writeEvalRevisitSweep(out, sw)
+	}
 	rep, err := revisit.Run(c.Context, tr, cfg)
 	if err != nil {
 		return fmt.Errorf("eval revisit: %w", err)
@@ -177,6 +223,38 @@ func (s *session) evalRevisitTruth(c *cli.Context, horizon time.Duration) (*revi
 	return tr, nil
 }
 
+// parseBudgetShares parses --budgets: comma-separated shares of the
+// pages, each a percentage ("5%") or a fraction ("0.05").
+func parseBudgetShares(list string) ([]float64, error) {
+	var shares []float64
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		num, scale := f, 1.0
+		if strings.HasSuffix(f, "%") {
+			num, scale = strings.TrimSpace(strings.TrimSuffix(f, "%")), 100
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return nil, usageErrorf("--budgets: %q: want a percentage (5%%) or a fraction (0.05)", f)
+		}
+		v /= scale
+		if !(v > 0 && v <= 1) {
+			return nil, usageErrorf("--budgets: %q: want a share of the pages in (0, 100%%]", f)
+		}
+		if slices.Contains(shares, v) {
+			return nil, usageErrorf("--budgets: %q given twice", f)
+		}
+		shares = append(shares, v)
+	}
+	if len(shares) == 0 {
+		return nil, usageErrorf("--budgets %q: no budget", list)
+	}
+	return shares, nil
+}
+
 // evalRevisitConfig builds the simulation's configuration from the flags
 // and the schedule.* settings, and checks it.
 func (s *session) evalRevisitConfig(c *cli.Context) (revisit.Config, error) {
@@ -198,10 +276,18 @@ func (s *session) evalRevisitConfig(c *cli.Context) (revisit.Config, error) {
 		Days: days, Budget: c.Int("budget"), Policies: policies, Schedule: &sched.Config,
 		Recluster: c.Int("recluster"), Eps: c.Float64("eps"), MinPts: c.Int("min-pts"),
 		MinSamples: c.Int("min-samples"), SampleRate: c.Float64("sample-rate"),
-		FetchLag: c.Duration("fetch-lag"), Log: s.log,
+		FetchLag: c.Duration("fetch-lag"), NoTune: c.Bool("no-tune"), Log: s.log,
 	}
 	if c.IsSet("budget") && cfg.Budget < 1 {
 		return cfg, usageErrorf("--budget %d: want at least 1", cfg.Budget)
+	}
+	if c.IsSet("budgets") {
+		if c.IsSet("budget") {
+			return cfg, usageErrorf("--budget and --budgets: give one")
+		}
+		if cfg.Budgets, err = parseBudgetShares(c.String("budgets")); err != nil {
+			return cfg, err
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErrorf("eval revisit: %w", err)
@@ -229,6 +315,40 @@ func (s *session) writeEvalRevisit(dir string, rep *revisit.Report) error {
 		}
 	}
 	fmt.Fprintf(s.io.stdout, "wrote %s/{table.md,table.csv,report.json,freshness.png,freshness.svg}\n", dir)
+	return nil
+}
+
+// writeEvalRevisitSweep writes the sweep's tables, JSON and plots to dir:
+// the daily plot of each budget and the plot of freshness against fetches.
+func (s *session) writeEvalRevisitSweep(dir string, sw *revisit.SweepReport) error {
+	for _, f := range []struct {
+		name  string
+		write func(*os.File) error
+	}{
+		{"table.md", func(f *os.File) error { return sw.Markdown(f) }},
+		{"table.csv", func(f *os.File) error { return sw.WriteCSV(f) }},
+		{"report.json", func(f *os.File) error { return sw.WriteJSON(f) }},
+	} {
+		if err := writeFileAtomic(filepath.Join(dir, f.name), f.write); err != nil {
+			return err
+		}
+	}
+	var names []string
+	for _, rep := range sw.Reports {
+		base := "freshness-" + strings.TrimSuffix(revisit.ShareText(rep.BudgetShare), "%") + "pct"
+		for _, ext := range []string{".png", ".svg"} {
+			if err := rep.SavePlot(filepath.Join(dir, base+ext)); err != nil {
+				return fmt.Errorf("eval revisit: %w", err)
+			}
+		}
+		names = append(names, base+".png", base+".svg")
+	}
+	for _, name := range []string{"budgets.png", "budgets.svg"} {
+		if err := sw.SavePlot(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("eval revisit: %w", err)
+		}
+	}
+	fmt.Fprintf(s.io.stdout, "wrote %s/{table.md,table.csv,report.json,budgets.png,budgets.svg,%s}\n", dir, strings.Join(names, ","))
 	return nil
 }
 

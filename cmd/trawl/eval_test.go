@@ -21,7 +21,8 @@ func TestEvalRevisit(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	table := stdout.String()
-	for _, want := range []string{"| policy | fetches |", "| adaptive |", "| dynamic |", "| oracle |", "wall time"} {
+	for _, want := range []string{"| policy | interval_days | fetches | budget_used |", "| adaptive |", "| dynamic |", "| oracle |",
+		"initial interval (interval_days) tuned to spend the budget", "pages by schedule source", "wall time"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("output lacks %q:\n%s", want, table)
 		}
@@ -38,11 +39,37 @@ func TestEvalRevisit(t *testing.T) {
 	if !strings.Contains(table, string(md)) {
 		t.Errorf("table.md differs from the printed table:\n%s", md)
 	}
-	for _, args := range [][]string{{"--policies", "lru"}, {"--days", "0"}, {"--budget", "-1"}, {"--sample-rate", "3"}, {"extra"}} {
+	for _, args := range [][]string{{"--policies", "lru"}, {"--days", "0"}, {"--budget", "-1"}, {"--sample-rate", "3"}, {"extra"},
+		{"--budgets", "0%"}, {"--budgets", "150%"}, {"--budgets", "ten"}, {"--budgets", "5%,5%"}, {"--budgets", ","},
+		{"--budget", "10", "--budgets", "5%"}} {
 		stderr.Reset()
 		code := run(context.Background(), append([]string{"trawl", "eval", "revisit", "--pages", "200", "--hosts", "2"}, args...), nil, &stdout, &stderr, nil)
 		if code != exitUsage {
 			t.Errorf("%v: exit %d, want %d (%s)", args, code, exitUsage, stderr.String())
+		}
+	}
+}
+
+// TestEvalRevisitBudgets runs `trawl eval revisit --budgets` untuned and
+// checks the table per budget and the files a sweep writes.
+func TestEvalRevisitBudgets(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "eval")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"trawl", "--log-level", "warn", "eval", "revisit", "--pages", "800", "--hosts", "8",
+		"--days", "12", "--policies", "default,oracle", "--budgets", "10%,0.2", "--no-tune", "--out", out}, nil, &stdout, &stderr, nil)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	table := stdout.String()
+	for _, want := range []string{"## budget 10% of the pages", "## budget 20% of the pages", "not tuned to the budget", "| default | 30.00 |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("output lacks %q:\n%s", want, table)
+		}
+	}
+	for _, name := range []string{"table.md", "table.csv", "report.json", "budgets.png", "budgets.svg",
+		"freshness-10pct.png", "freshness-10pct.svg", "freshness-20pct.png", "freshness-20pct.svg"} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
