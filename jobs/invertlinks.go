@@ -107,20 +107,15 @@ func InvertLinks(ctx context.Context, env Env, o InvertLinksOptions) (res *Inver
 	if err != nil {
 		return nil, fmt.Errorf("invertlinks: %w", err)
 	}
-	ldURI := LinkDBDir(cp.crawl)
-	ldPath := path.Join(path.Dir(cp.dbPath), dirLinkDB)
+	ldURI, ldPath := LinkDBDir(cp.crawl), linkDBPath(cp)
 	if err := cp.fs.MkdirAll(ldPath); err != nil {
 		return nil, fmt.Errorf("invertlinks: create %s: %w", ldURI, err)
 	}
-	lock, err := crawldb.LockWith(cp.fs, ldPath, "invertlinks", env.ForceLock,
-		crawldb.LockOptions{MaxAge: env.LockMaxAge, NoMaxAge: env.NoLockMaxAge, Logger: env.log()})
+	lock, err := env.lockLinkDB(cp, "invertlinks")
 	if err != nil {
-		return nil, fmt.Errorf("invertlinks: %w", err)
+		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	if _, err := crawldb.Recover(cp.fs, ldPath, false); err != nil {
-		return nil, fmt.Errorf("invertlinks: %w", err)
-	}
 	spec := invertLinks{Options: o}
 	type segPath struct {
 		fs   storage.FS
@@ -176,6 +171,26 @@ func InvertLinks(ctx context.Context, env Env, o InvertLinksOptions) (res *Inver
 	env.log().Info("invertlinks done", "job", "invertlinks", "segments", len(o.Segments), "links", res.LinksRead,
 		"internal", res.Internal, "inlinks", res.Inlinks, "urls", res.URLs, "duration", res.Duration.Round(time.Millisecond))
 	return res, nil
+}
+
+// linkDBPath is the crawl's LinkDB directory in its file system.
+func linkDBPath(cp crawlPaths) string { return path.Join(path.Dir(cp.dbPath), dirLinkDB) }
+
+// lockLinkDB takes the LinkDB's lock for job and repairs what a killed
+// job left (an interrupted install, temporary directories), as lock and
+// recoverDB do for the CrawlDB. On error the lock is released again.
+func (e Env) lockLinkDB(cp crawlPaths, job string) (*crawldb.LockHandle, error) {
+	ldPath := linkDBPath(cp)
+	lock, err := crawldb.LockWith(cp.fs, ldPath, job, e.ForceLock,
+		crawldb.LockOptions{MaxAge: e.LockMaxAge, NoMaxAge: e.NoLockMaxAge, Logger: e.log()})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", job, err)
+	}
+	if _, err := crawldb.Recover(cp.fs, ldPath, false); err != nil {
+		e.unlock(lock, &err)
+		return nil, fmt.Errorf("%s: %w", job, err)
+	}
+	return lock, nil
 }
 
 // ParsedSegments returns the URIs of the crawl's parsed segments in name

@@ -149,7 +149,7 @@ func LinkRank(ctx context.Context, env Env, o LinkRankOptions) (res *LinkRankRes
 	if err != nil {
 		return nil, fmt.Errorf("linkrank: %w", err)
 	}
-	ldURI, ldPath := LinkDBDir(cp.crawl), path.Join(path.Dir(cp.dbPath), dirLinkDB)
+	ldURI, ldPath := LinkDBDir(cp.crawl), linkDBPath(cp)
 	if ok, err := storage.Exists(cp.fs, linkdb.Current(ldPath)); err != nil || !ok {
 		return nil, fmt.Errorf("linkrank: no LinkDB at %s (run invertlinks first): %w", ldURI, cmp.Or(err, errNoLinkDB))
 	}
@@ -158,15 +158,11 @@ func LinkRank(ctx context.Context, env Env, o LinkRankOptions) (res *LinkRankRes
 		return nil, err
 	}
 	defer env.unlock(lock, &err)
-	llock, err := crawldb.LockWith(cp.fs, ldPath, "linkrank", env.ForceLock,
-		crawldb.LockOptions{MaxAge: env.LockMaxAge, NoMaxAge: env.NoLockMaxAge, Logger: env.log()})
+	llock, err := env.lockLinkDB(cp, "linkrank")
 	if err != nil {
-		return nil, fmt.Errorf("linkrank: %w", err)
+		return nil, err
 	}
 	defer env.unlock(llock, &err)
-	if _, err := crawldb.Recover(cp.fs, ldPath, false); err != nil {
-		return nil, fmt.Errorf("linkrank: %w", err)
-	}
 	parts, err := env.dbParts(cp, crawldb.Current(cp.dbPath))
 	if err != nil {
 		return nil, fmt.Errorf("linkrank: %w", err)
