@@ -46,7 +46,7 @@ func testEnv(t *testing.T) jobs.Env {
 // TestEvalLinkRank: on a partial crawl of a synthetic web, linkrank's
 // scores order the fetched pages closer to the true PageRank than OPIC's.
 func TestEvalLinkRank(t *testing.T) {
-	web, err := simweb.New(simweb.Config{Seed: 5, Hosts: 20, Pages: 1500, Hazards: simweb.HazardsNone})
+	web, err := simweb.New(simweb.Config{Seed: 5, Hosts: 15, Pages: 900, Hazards: simweb.HazardsNone})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +55,12 @@ func TestEvalLinkRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	rep, err := EvalLinkRank(context.Background(), testEnv(t), srv, RankConfig{Rounds: 4, TopN: 250})
+	rep, err := EvalLinkRank(context.Background(), testEnv(t), srv, RankConfig{Rounds: 3, TopN: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%+v", rep)
-	if rep.Fetched < 300 || rep.URLs <= rep.Fetched {
+	if rep.Fetched < 200 || rep.URLs <= rep.Fetched {
 		t.Errorf("crawl too small: %+v", rep)
 	}
 	if !(rep.LinkRank.Fetched > rep.OPIC.Fetched) || !(rep.LinkRank.All > rep.OPIC.All) {
