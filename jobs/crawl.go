@@ -661,7 +661,9 @@ func (c *crawler) afterUpdate(ctx context.Context, rr *RoundResult) error {
 		if err := c.stop(); err != nil {
 			return err
 		}
-		lr, err := LinkRank(ctx, c.env, c.o.LinkRank)
+		lo := c.o.LinkRank
+		lo.WarmStart = true // from the previous round's ranks
+		lr, err := LinkRank(ctx, c.env, lo)
 		if err != nil {
 			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
 		}

@@ -30,6 +30,7 @@ const (
 	ctrRankDangling    = "dangling_mass" // nodes, iterate: rank of nodes without out-weight (fixed point)
 	ctrRankDelta       = "delta"         // iterate: L1 change of the rank vector (fixed point)
 	ctrRankScored      = "rows_scored"   // score
+	ctrRankScoreSum    = "score_sum"     // edges: the CrawlDB's positive scores (units of 2^-20)
 )
 
 // rankScale turns rank masses into the integer counters that carry them
@@ -73,6 +74,13 @@ type LinkRankOptions struct {
 	// Tolerance ends the iterations once the L1 change of the rank vector
 	// falls below it (0 means DefaultLinkRankTolerance).
 	Tolerance float64
+	// WarmStart starts the iterations from the CrawlDB's scores,
+	// normalized to sum 1 (pages without a positive score at 0), instead
+	// of 1/N: the ranks converge to the same vector from any start, in
+	// fewer iterations when the scores are an earlier LinkRank's (a crawl
+	// that runs linkrank every round). Without positive scores it starts
+	// from 1/N.
+	WarmStart bool `json:",omitempty"`
 	// Topic, if set, makes the ranking IPageRank: a page's vote is split
 	// over its out-links in proportion to their relevance RW to the topic
 	// (topic.Model.LinkRelevance of each LinkDB row's anchor and target
@@ -218,6 +226,9 @@ func (r *rankRun) run(ctx context.Context, cp crawlPaths) (*LinkRankResult, erro
 		return nil, errors.New("the CrawlDB is empty")
 	}
 	nodes := rankNodes{Edges: edges.Out, Out: storage.Join(r.work, "rank-0"), N: res.Nodes, Reduces: r.parts}
+	if r.o.WarmStart {
+		nodes.ScoreSum = float64(c.Get(JobLinkRankEdges, ctrRankScoreSum)) / scoreScale
+	}
 	if c, err = r.job(ctx, nodes); err != nil {
 		return nil, err
 	}
@@ -285,8 +296,14 @@ func (rankEdges) JobName() string { return JobLinkRankEdges }
 
 // urlRow is what LinkRank reads of a Datum.
 type urlRow struct {
-	URL string `parquet:"url"`
+	URL   string  `parquet:"url"`
+	Score float32 `parquet:"score"`
 }
+
+// scoreScale turns the sum of the CrawlDB's scores (about N) into a
+// counter: 2^20 units a score, exact enough for a warm start and far from
+// overflowing at 10^9 URLs.
+const scoreScale = 1 << 20
 
 func (s rankEdges) Job() (mapreduce.Runnable, error) {
 	if s.CrawlDB == "" || s.LinkDB == "" || s.Out == "" {
@@ -296,7 +313,7 @@ func (s rankEdges) Job() (mapreduce.Runnable, error) {
 		Name: JobLinkRankEdges,
 		Inputs: []mapreduce.Input[rankEdge]{
 			mapreduce.From(s.CrawlDB, func(t *mapreduce.Task, d urlRow, emit mapreduce.Emit[rankEdge]) error {
-				emit(d.URL, rankEdge{})
+				emit(d.URL, rankEdge{W: float64(d.Score)})
 				return nil
 			}, mapreduce.RequireSuccess()),
 			mapreduce.From(s.LinkDB, func(t *mapreduce.Task, l linkdb.Inlink, emit mapreduce.Emit[rankEdge]) error {
@@ -320,11 +337,11 @@ func (s rankEdges) Job() (mapreduce.Runnable, error) {
 // joinEdges writes the node mark and the incoming edges of a CrawlDB URL,
 // and drops the links to any other URL.
 func joinEdges(t *mapreduce.Task, to string, values iter.Seq[rankEdge], out func(rankEdge)) error {
-	node := false
+	node, score := false, 0.0
 	var from []rankEdge
 	for v := range values {
 		if v.From == "" {
-			node = true
+			node, score = true, v.W
 		} else {
 			from = append(from, v)
 		}
@@ -334,7 +351,12 @@ func joinEdges(t *mapreduce.Task, to string, values iter.Seq[rankEdge], out func
 		return nil
 	}
 	t.Count(ctrRankNodes, 1)
-	out(rankEdge{From: to})
+	if score > 0 && !math.IsInf(score, 0) {
+		t.Count(ctrRankScoreSum, int64(math.Round(score*scoreScale)))
+	} else {
+		score = 0
+	}
+	out(rankEdge{From: to, W: score}) // the node mark carries its score
 	slices.SortFunc(from, func(a, b rankEdge) int { return cmp.Or(cmp.Compare(a.From, b.From), cmp.Compare(b.W, a.W)) })
 	for i, f := range from {
 		if i == 0 || from[i-1].From != f.From {
@@ -364,12 +386,15 @@ func (n rankNode) outWeight() float64 {
 }
 
 // rankNodes is LinkRank's second job: the edges by source, into nodes
-// with their out-links and the initial rank 1/N. An edge from a URL that
+// with their out-links and the initial rank (1/N, or warm-started). An edge from a URL that
 // is not a node (not in the CrawlDB) is dropped.
 type rankNodes struct {
 	Edges, Out string
 	N          int64
 	Reduces    int
+	// ScoreSum, if positive, warm-starts the ranks: each node's score
+	// over it (LinkRankOptions.WarmStart); 0 starts them at 1/N.
+	ScoreSum float64 `json:",omitempty"`
 }
 
 func (rankNodes) JobName() string { return JobLinkRankNodes }
@@ -385,11 +410,11 @@ func (s rankNodes) Job() (mapreduce.Runnable, error) {
 			return nil
 		}, mapreduce.RequireSuccess())},
 		Reduce: func(t *mapreduce.Task, url string, values iter.Seq[rankEdge], out func(rankNode)) error {
-			node := false
+			node, score := false, 0.0
 			var to []rankEdge
 			for v := range values {
 				if v.To == "" {
-					node = true
+					node, score = true, v.W
 				} else {
 					to = append(to, v)
 				}
@@ -399,6 +424,9 @@ func (s rankNodes) Job() (mapreduce.Runnable, error) {
 			}
 			slices.SortFunc(to, func(a, b rankEdge) int { return cmp.Compare(a.To, b.To) })
 			n := rankNode{URL: url, Rank: 1 / float64(s.N)}
+			if s.ScoreSum > 0 {
+				n.Rank = score / s.ScoreSum
+			}
 			for _, e := range to {
 				n.Out, n.Weights = append(n.Out, e.To), append(n.Weights, e.W)
 			}
