@@ -18,9 +18,10 @@ import (
 func evalCommand(sio *stdio) *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
-		Usage: "evaluate trawl's policies by simulation",
-		Description: `Simulations over the synthetic web's ground truth that run trawl's real
-schedule, clustering and estimation code; see each subcommand's --help.
+		Usage: "evaluate trawl's policies against the synthetic web's ground truth",
+		Description: `Evaluations against the synthetic web's ground truth: revisit and focus simulate
+crawls with trawl's real schedule, clustering, estimation, topic and parsing
+code; linkrank crawls for real. See each subcommand's --help.
 
 Examples:
    trawl eval revisit --pages 10000 --days 30 --out eval-small
