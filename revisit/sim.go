@@ -27,6 +27,10 @@ const (
 	// not in PolicyNames: dynamic-opt whose young pages also get the
 	// freshness-optimal interval of their estimated rate.
 	PolicyDynamicAlloc = "dynamic-alloc"
+	// PolicyEstimate estimates every page's rate from its own history,
+	// shrunk toward its kind's prior, and allocates the budget over the
+	// estimates (see estimatePolicy).
+	PolicyEstimate = "estimate"
 )
 
 // PolicyNames lists the policies Run knows, in the order of the table.
@@ -186,7 +190,7 @@ func (c Config) resolved(n int) (Config, error) {
 		}
 	}
 	seen := map[string]bool{}
-	known := append(PolicyNames(), PolicyDynamicAlloc)
+	known := append(PolicyNames(), PolicyDynamicAlloc, PolicyEstimate)
 	for _, p := range c.Policies {
 		if !slices.Contains(known, p) {
 			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
@@ -340,6 +344,8 @@ func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, e
 		return newOraclePolicy(ctx, tr, c)
 	case PolicyDynamic, PolicyDynamicOpt, PolicyDynamicAlloc:
 		return newDynamicPolicy(tr, c, name != PolicyDynamic, name == PolicyDynamicAlloc)
+	case PolicyEstimate:
+		return newEstimatePolicy(tr, c)
 	}
 	return nil, fmt.Errorf("unknown policy %q", name)
 }
