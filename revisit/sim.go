@@ -28,14 +28,14 @@ const (
 	// freshness-optimal interval of their estimated rate.
 	PolicyDynamicAlloc = "dynamic-alloc"
 	// PolicyEstimate estimates every page's rate from its own history,
-	// shrunk toward its kind's prior, and allocates the budget over the
-	// estimates (see estimatePolicy).
+	// shrunk toward a prior fitted to the other pages (empirical Bayes),
+	// and allocates the budget over the estimates with poisson.Allocate.
 	PolicyEstimate = "estimate"
 )
 
 // PolicyNames lists the policies Run knows, in the order of the table.
 func PolicyNames() []string {
-	return []string{PolicyDefault, PolicyAdaptive, PolicyDynamic, PolicyDynamicOpt, PolicyOracle}
+	return []string{PolicyDefault, PolicyAdaptive, PolicyDynamic, PolicyDynamicOpt, PolicyOracle, PolicyEstimate}
 }
 
 // Defaults of Config's zero fields.
@@ -190,7 +190,7 @@ func (c Config) resolved(n int) (Config, error) {
 		}
 	}
 	seen := map[string]bool{}
-	known := append(PolicyNames(), PolicyDynamicAlloc, PolicyEstimate)
+	known := append(PolicyNames(), PolicyDynamicAlloc)
 	for _, p := range c.Policies {
 		if !slices.Contains(known, p) {
 			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
