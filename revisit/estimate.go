@@ -93,6 +93,15 @@ type estimatePolicy struct {
 	first []time.Time // each page's first fetch (zero: not yet)
 	init  int32       // seconds
 	grid  [estimateGrid]float64
+	// gridFresh is each grid rate's freshness at estimatePlanDays.
+	gridFresh [estimateGrid]float64
+	// lik holds each page's likelihood on the grid (estimateGrid values
+	// a page), nobs its number of intervals and likAt the FetchCount it
+	// was computed at (-1: never): a page's history changes only when it
+	// is fetched.
+	lik   []float64
+	nobs  []int
+	likAt []int32
 }
 
 func newEstimatePolicy(tr *Truth, c Config) (*estimatePolicy, error) {
@@ -117,9 +126,14 @@ func newEstimatePolicy(tr *Truth, c Config) (*estimatePolicy, error) {
 		p.hosts[i] = id
 	}
 	p.nhost = len(hostIDs)
+	p.lik, p.nobs, p.likAt = make([]float64, n*estimateGrid), make([]int, n), make([]int32, n)
+	for i := range p.likAt {
+		p.likAt[i] = -1
+	}
 	lo, hi := math.Log(estimateGridMin), math.Log(estimateGridMax)
 	for k := range p.grid {
 		p.grid[k] = math.Exp(lo + (hi-lo)*float64(k)/(estimateGrid-1))
+		p.gridFresh[k] = poisson.Freshness(p.grid[k], estimatePlanDays)
 	}
 	return p, nil
 }
@@ -272,13 +286,16 @@ func (p *estimatePolicy) fitPriors(lik []float64, nobs, group []int, ngroups int
 func (p *estimatePolicy) allocate(ctx context.Context, datums []crawldb.Datum) error {
 	const G = estimateGrid
 	n := len(datums)
-	lik := make([]float64, n*G)
-	nobs := make([]int, n)
+	lik, nobs := p.lik, p.nobs
 	var buf []poisson.Interval
 	for i := range datums {
+		if p.likAt[i] == datums[i].FetchCount {
+			continue
+		}
 		buf = p.intervals(i, &datums[i], buf)
 		nobs[i] = len(buf)
 		p.likelihood(buf, lik[i*G:(i+1)*G])
+		p.likAt[i] = datums[i].FetchCount
 	}
 	group, ngroups := p.groups(datums)
 	priors := p.fitPriors(lik, nobs, group, ngroups)
@@ -324,7 +341,7 @@ func (p *estimatePolicy) allocate(ctx context.Context, datums []crawldb.Datum) e
 		}
 		ef := 0.0
 		for g := range post {
-			ef += post[g] / s * poisson.Freshness(p.grid[g], estimatePlanDays)
+			ef += post[g] / s * p.gridFresh[g]
 		}
 		rates[i] = freshnessRate(ef, estimatePlanDays)
 	}
