@@ -358,7 +358,8 @@
 //	+ never-fetched pages slowest kind first                    0.5910
 //	+ host weight 20 pages (kept)                               0.5916
 //	host weight 50 0.5913; fill 6 days 0.5910; plan at 2 days
-//	  0.5909, at 4 days 0.5911; 8 or 16 score bins 0.5914
+//	  0.5909, at 4 days 0.5911; 8 or 16 score bins 0.5914;
+//	  grid from 1e-4 a day 0.5911, from 1e-5 0.5912
 //	explore until 3 observations, within 7 days                 0.5864
 //	explore until 1 observation                                 0.5875
 //	probe pages changed in every interval at 1 day 0.5854, 2 days 0.5869
