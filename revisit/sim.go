@@ -27,11 +27,15 @@ const (
 	// not in PolicyNames: dynamic-opt whose young pages also get the
 	// freshness-optimal interval of their estimated rate.
 	PolicyDynamicAlloc = "dynamic-alloc"
+	// PolicyEstimate estimates every page's rate from its own history,
+	// shrunk toward a prior fitted to the other pages (empirical Bayes),
+	// and allocates the budget over the estimates with poisson.Allocate.
+	PolicyEstimate = "estimate"
 )
 
 // PolicyNames lists the policies Run knows, in the order of the table.
 func PolicyNames() []string {
-	return []string{PolicyDefault, PolicyAdaptive, PolicyDynamic, PolicyDynamicOpt, PolicyOracle}
+	return []string{PolicyDefault, PolicyAdaptive, PolicyDynamic, PolicyDynamicOpt, PolicyOracle, PolicyEstimate}
 }
 
 // Defaults of Config's zero fields.
@@ -340,6 +344,8 @@ func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, e
 		return newOraclePolicy(ctx, tr, c)
 	case PolicyDynamic, PolicyDynamicOpt, PolicyDynamicAlloc:
 		return newDynamicPolicy(tr, c, name != PolicyDynamic, name == PolicyDynamicAlloc)
+	case PolicyEstimate:
+		return newEstimatePolicy(tr, c)
 	}
 	return nil, fmt.Errorf("unknown policy %q", name)
 }

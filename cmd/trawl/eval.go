@@ -44,6 +44,9 @@ schedule code, the real DBSCAN and the real estimators, at the same fetch budget
                cluster periods from samples, Poisson after 16 changes)
   dynamic-opt  dynamic with the freshness-optimal allocation for old pages
   oracle       the true rates and the freshness-optimal allocation
+  estimate     every page's rate from its own fetch history (censoring
+               handled), shrunk toward a prior fitted to the other pages,
+               and the freshness-optimal allocation over the estimates
 
 (dynamic-alloc, an experiment run only when listed: dynamic-opt with the
 allocation for young pages too.) The schedules take the schedule.* settings
