@@ -282,6 +282,35 @@ func (p *estimatePolicy) fitPriors(lik []float64, nobs, group []int, ngroups int
 	return priors
 }
 
+// hostPosteriors returns each observed page's posterior on the grid under
+// its group's prior, and per host the sum of its pages' posteriors and
+// their number.
+func (p *estimatePolicy) hostPosteriors(lik []float64, nobs []int, group []int, priors [][]float64) (pagePost, hsum, hcnt []float64) {
+	const G = estimateGrid
+	n := len(nobs)
+	pagePost = make([]float64, n*G)
+	hsum = make([]float64, p.nhost*G)
+	hcnt = make([]float64, p.nhost)
+	for i := range n {
+		if nobs[i] == 0 {
+			continue
+		}
+		pp, row := pagePost[i*G:(i+1)*G], lik[i*G:(i+1)*G]
+		s := 0.0
+		for g := range pp {
+			pp[g] = priors[group[i]][g] * row[g]
+			s += pp[g]
+		}
+		h := int(p.hosts[i])
+		for g := range pp {
+			pp[g] /= s
+			hsum[h*G+g] += pp[g]
+		}
+		hcnt[h]++
+	}
+	return pagePost, hsum, hcnt
+}
+
 // allocate re-estimates every page's rate and allocates the budget.
 func (p *estimatePolicy) allocate(ctx context.Context, datums []crawldb.Datum) error {
 	const G = estimateGrid
@@ -300,27 +329,7 @@ func (p *estimatePolicy) allocate(ctx context.Context, datums []crawldb.Datum) e
 	group, ngroups := p.groups(datums)
 	priors := p.fitPriors(lik, nobs, group, ngroups)
 
-	// Each page's posterior under its group's prior, summed per host.
-	pagePost := make([]float64, n*G)
-	hsum := make([]float64, p.nhost*G)
-	hcnt := make([]float64, p.nhost)
-	for i := range n {
-		if nobs[i] == 0 {
-			continue
-		}
-		pp, row := pagePost[i*G:(i+1)*G], lik[i*G:(i+1)*G]
-		s := 0.0
-		for g := range pp {
-			pp[g] = priors[group[i]][g] * row[g]
-			s += pp[g]
-		}
-		h := int(p.hosts[i])
-		for g := range pp {
-			pp[g] /= s
-			hsum[h*G+g] += pp[g]
-		}
-		hcnt[h]++
-	}
+	pagePost, hsum, hcnt := p.hostPosteriors(lik, nobs, group, priors)
 	rates := make([]float64, n)
 	post := make([]float64, G)
 	for i := range n {

@@ -15,6 +15,9 @@ import (
 	"github.com/trawl/trawl/simweb"
 )
 
+// evalCommand is trawl eval and its subcommands. It is one literal on
+// purpose, as every command definition is: help text, flags and actions,
+// read top to bottom as the command's reference.
 func evalCommand(sio *stdio) *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
