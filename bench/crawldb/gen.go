@@ -33,6 +33,8 @@ func benchURL(i int) string {
 // generateData writes crawl/crawldb/current (urls rows in parts partitioned
 // by URL hash, sorted by URL within a part) and one segment with crawl_fetch
 // and crawl_parse for fetched of the URLs, and returns the segment path.
+// It is one function on purpose: a benchmark's data, written in the order
+// its files are, reads best as one script.
 func generateData(crawl string, urls, fetched, links, parts int) (string, error) {
 	fsys := storage.NewLocal()
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

@@ -87,7 +87,8 @@ func (r policyRun) auc() float64 {
 
 // runPolicies runs the crawl-scheduling paper's experiment: one fetch list
 // whose scores are page quality, fetched with a polite delay by each
-// policy, for each quality model.
+// policy, for each quality model. It is one function on purpose: an
+// experiment's script, step by step as bench/README.md describes it.
 func runPolicies(ctx context.Context, log *slog.Logger, o options, feat features) error {
 	policies := splitList(o.policies)
 	if !feat.policy {

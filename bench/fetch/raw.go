@@ -86,7 +86,8 @@ func readLines(name string) ([]string, error) {
 }
 
 // rawFetch fetches urls as rawMain describes. wrap, if not nil, wraps the
-// transport (tests observe the requests with it).
+// transport (tests observe the requests with it). It is one function on
+// purpose: the bare client the others are measured against, all in view.
 func rawFetch(ctx context.Context, urls []string, dnsServer string, conns int, agent string,
 	wrap func(http.RoundTripper) http.RoundTripper) (*rawResult, error) {
 	// Per-host queues, in the file's order within a host.

@@ -42,7 +42,9 @@ type row struct {
 func (r row) rate() float64 { return float64(r.pages) / r.wall.Seconds() }
 
 // runThroughput measures trawl against the raw limit and its peers on one
-// web served per host on loopback addresses.
+// web served per host on loopback addresses. It is one function on
+// purpose: an experiment's script, step by step as bench/README.md
+// describes it.
 func runThroughput(ctx context.Context, log *slog.Logger, o options, feat features) error {
 	hz, err := simweb.ParseHazards(o.hazards)
 	if err != nil {
