@@ -33,10 +33,26 @@ for dir in "${dirs[@]}"; do
 	for target in $(grep -E '^Fuzz' <<<"$list" || true); do
 		ran=$((ran + 1))
 		echo "fuzz: $dir $target for $FUZZTIME"
-		if ! "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir"; then
-			echo "fuzz: FAIL: $target in $dir (failing input under $dir/testdata/fuzz/$target/)" >&2
-			failed+=("$target in $dir")
+		corpus="$dir/testdata/fuzz/$target"
+		before=$(ls "$corpus" 2>/dev/null | sort || true)
+		out=$(mktemp)
+		if "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+			rm -f "$out"
+			continue
 		fi
+		after=$(ls "$corpus" 2>/dev/null | sort || true)
+		# Go 1.26's fuzz coordinator can report its own -fuzztime deadline
+		# as a failure ("context deadline exceeded", golang/go#75804, fixed
+		# in Go 1.27) without any failing input. A failure that wrote no new
+		# input to the corpus and says only that is that race, not a bug.
+		if [ "$before" = "$after" ] && grep -q 'context deadline exceeded' "$out" && ! grep -qE 'panic:|Failing input written' "$out"; then
+			echo "fuzz: $target in $dir: Go's fuzz-deadline race (golang/go#75804), no failing input; not counted as a failure" >&2
+			rm -f "$out"
+			continue
+		fi
+		rm -f "$out"
+		echo "fuzz: FAIL: $target in $dir (failing input under $corpus/)" >&2
+		failed+=("$target in $dir")
 	done
 done
 
