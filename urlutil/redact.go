@@ -24,7 +24,22 @@ import "strings"
 // loses "a:b@" even where it was not a password, and an '@' further on,
 // before any '/', can make it remove text up to that '@'. Text without an
 // '@' is returned as it is.
+//
+// Removing a userinfo can join what was around it into a new one
+// ("http:/@/0@" becomes "http://0@"), so Redact repeats until nothing
+// more is removed; every pass that changes s makes it shorter.
 func Redact(s string) string {
+	for {
+		r := redactOnce(s)
+		if r == s {
+			return r
+		}
+		s = r
+	}
+}
+
+// redactOnce is one pass of Redact.
+func redactOnce(s string) string {
 	if strings.IndexByte(s, '@') < 0 {
 		return s
 	}
