@@ -387,12 +387,9 @@ func (c *crawler) inspect(name string) (segmentInfo, error) {
 // halfDoneSegments lists the segments to resume, oldest first, and removes
 // those that cannot be resumed.
 func (c *crawler) halfDoneSegments() ([]segmentInfo, error) {
-	infos, err := c.cp.fs.ReadDir(c.cp.segPath)
-	if isNotExist(err) {
-		return nil, nil
-	}
+	infos, err := listSegments(c.cp)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: list segments: %w", err)
+		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	var half []segmentInfo
 	newestMerged := ""

@@ -196,6 +196,19 @@ func countParts(fsys storage.FS, dir string) (int, error) {
 	return n, nil
 }
 
+// listSegments lists the entries of the crawl's segments directory; a
+// crawl without one has none.
+func listSegments(cp crawlPaths) ([]fs.FileInfo, error) {
+	infos, err := cp.fs.ReadDir(cp.segPath)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list segments: %w", err)
+	}
+	return infos, nil
+}
+
 func isNotExist(err error) bool { return err != nil && errors.Is(err, fs.ErrNotExist) }
 
 // parallelism is how many tasks the runner runs at once.

@@ -52,12 +52,9 @@ type pendingLog interface {
 // It also removes what a killed generate left behind: a segment directory
 // holding only _-prefixed entries, and a stale _select or _ranks.
 func pendingSegments(cp crawlPaths, now time.Time, delay time.Duration, log pendingLog) ([]string, error) {
-	infos, err := cp.fs.ReadDir(cp.segPath)
-	if isNotExist(err) {
-		return nil, nil
-	}
+	infos, err := listSegments(cp)
 	if err != nil {
-		return nil, fmt.Errorf("list segments: %w", err)
+		return nil, err
 	}
 	var out []string
 	for _, fi := range infos {

@@ -202,12 +202,9 @@ func ParsedSegments(env Env, onlyNew bool) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := cp.fs.ReadDir(cp.segPath)
-	if isNotExist(err) {
-		return nil, nil
-	}
+	infos, err := listSegments(cp)
 	if err != nil {
-		return nil, fmt.Errorf("list segments: %w", err)
+		return nil, err
 	}
 	var out []string
 	for _, fi := range infos {
