@@ -616,9 +616,10 @@ func (pp *pageParser) write(t *mapreduce.Task, url string, fetch parseFetch, fet
 	links := pp.focusLinks(t, sigRow, fetch, res)
 	out(parseOut{Update: sigRow})
 	cash := OPICLinkCash(fetch.Score, len(links))
-	for _, l := range links {
+	for i := range links {
+		l := &links[i] // one allocation for all the page's links
 		l.Score, l.FromURL, l.FetchTime = cash, url, fetchTime
-		out(parseOut{Update: &l})
+		out(parseOut{Update: l})
 	}
 	t.Count(ctrOutlinks, int64(len(links)))
 	if res.NoFollow && res.Redirect != "" {
