@@ -95,9 +95,26 @@ const HistoryLimit = 32
 // the previous fetch. Time is never zero (Observe ignores a zero time): the
 // column is required because parquet-go v0.32 loses every value of an
 // optional timestamp inside a list element.
+//
+// Modified is the server's Last-Modified date sent with that fetch, in
+// Unix milliseconds, 0 when it sent none (an int, not a timestamp, for the
+// same reason, and so that a CrawlDB written before the column existed
+// reads as "none"). A Last-Modified inside the interval since the
+// previous fetch dates the interval's last change, which the revisit
+// estimators use (Cho and Garcia-Molina's last-modified estimator).
 type Observation struct {
-	Time    time.Time `parquet:"time,timestamp(millisecond)"`
-	Changed bool      `parquet:"changed"`
+	Time     time.Time `parquet:"time,timestamp(millisecond)"`
+	Changed  bool      `parquet:"changed"`
+	Modified int64     `parquet:"modified"`
+}
+
+// LastModified returns the observation's Last-Modified date and whether
+// the server sent one.
+func (o Observation) LastModified() (time.Time, bool) {
+	if o.Modified == 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(o.Modified).UTC(), true
 }
 
 // Features are the page features used for clustering (Hu and Wu): counts of
@@ -127,12 +144,13 @@ const (
 // Observe records a fetch at t that found the page changed or unchanged:
 // it appends an Observation (t in UTC, at millisecond precision) to
 // History, dropping the oldest entries beyond HistoryLimit, and counts a
-// change in ChangeCount. Callers observe fetches in time order. A zero t
-// is ignored: an observation needs a time.
+// change in ChangeCount. lastModified is the server's Last-Modified date
+// of the fetched content (zero: none sent). Callers observe fetches in
+// time order. A zero t is ignored: an observation needs a time.
 //
 // Observe never writes into History's backing array, so a Datum copied by
 // value keeps its own history.
-func (d *Datum) Observe(t time.Time, changed bool) {
+func (d *Datum) Observe(t time.Time, changed bool, lastModified time.Time) {
 	if t.IsZero() {
 		return
 	}
@@ -142,7 +160,11 @@ func (d *Datum) Observe(t time.Time, changed bool) {
 	}
 	h := make([]Observation, len(keep), len(keep)+1)
 	copy(h, keep)
-	d.History = append(h, Observation{Time: t.UTC().Truncate(time.Millisecond), Changed: changed})
+	o := Observation{Time: t.UTC().Truncate(time.Millisecond), Changed: changed}
+	if !lastModified.IsZero() {
+		o.Modified = lastModified.UnixMilli()
+	}
+	d.History = append(h, o)
 	if changed {
 		d.ChangeCount++
 	}

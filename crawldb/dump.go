@@ -305,8 +305,9 @@ type jsonFeatures struct {
 }
 
 type jsonObservation struct {
-	Time    string `json:"time"`
-	Changed bool   `json:"changed"`
+	Time         string `json:"time"`
+	Changed      bool   `json:"changed"`
+	LastModified string `json:"last_modified,omitempty"`
 }
 
 func optTime(t time.Time) *string {
@@ -348,6 +349,9 @@ func appendDatumJSON(b []byte, d *Datum) []byte {
 	}
 	for i, o := range d.History {
 		j.History[i] = jsonObservation{Time: timeText(o.Time), Changed: o.Changed}
+		if lm, ok := o.LastModified(); ok {
+			j.History[i].LastModified = timeText(lm)
+		}
 	}
 	if j.Metadata == nil {
 		j.Metadata = map[string]string{}

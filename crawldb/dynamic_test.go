@@ -241,7 +241,7 @@ func TestDynamicObservedOrder(t *testing.T) {
 		s.SetFetchSchedule(&a, time.Time{}, time.Time{}, fetch, time.Time{}, state) // updatedb's order
 		b := d
 		if state != StateUnknown {
-			b.Observe(fetch, state == StateModified)
+			b.Observe(fetch, state == StateModified, time.Time{})
 		}
 		s.SetFetchSchedule(&b, time.Time{}, time.Time{}, fetch, time.Time{}, state) // a simulator's order
 		if a.Source != b.Source || a.FetchInterval != b.FetchInterval || !a.FetchTime.Equal(b.FetchTime) {

@@ -307,13 +307,13 @@ func TestForceRefetch(t *testing.T) {
 
 func TestObserve(t *testing.T) {
 	var d Datum
-	d.Observe(time.Time{}, true)
+	d.Observe(time.Time{}, true, time.Time{})
 	if len(d.History) != 0 || d.ChangeCount != 0 {
 		t.Fatalf("zero time observed: %+v", d)
 	}
 	loc := time.FixedZone("X", 3600)
 	for i := 0; i < HistoryLimit+5; i++ {
-		d.Observe(t0.Add(time.Duration(i)*time.Hour+time.Microsecond).In(loc), i%3 == 0)
+		d.Observe(t0.Add(time.Duration(i)*time.Hour+time.Microsecond).In(loc), i%3 == 0, time.Time{})
 	}
 	if len(d.History) != HistoryLimit {
 		t.Fatalf("history has %d entries, want %d", len(d.History), HistoryLimit)
@@ -331,7 +331,7 @@ func TestObserve(t *testing.T) {
 	// A copy keeps its own history.
 	cp := d
 	cp.History = cp.History[:5]
-	cp.Observe(t0, false)
+	cp.Observe(t0, false, time.Time{})
 	if d.History[5].Time.Equal(t0) {
 		t.Error("Observe wrote into a shared backing array")
 	}

@@ -49,7 +49,7 @@ func benchDB(n int) []crawldb.Datum {
 			d.HTTPStatus, d.ContentType = 200, "text/html"
 			d.FetchCount = int32(1 + i%5)
 			for k := range int(d.FetchCount) {
-				d.Observe(d.PrevFetchTime.Add(-time.Duration(k)*24*time.Hour), k%2 == 0)
+				d.Observe(d.PrevFetchTime.Add(-time.Duration(k)*24*time.Hour), k%2 == 0, time.Time{})
 			}
 			d.Features = crawldb.Features{Words: int32(rng.IntN(3000)), Outlinks: int32(rng.IntN(100)), Inlinks: int32(rng.IntN(50)),
 				Images: int32(rng.IntN(20)), Depth: 2, Bytes: int64(rng.IntN(200000))}

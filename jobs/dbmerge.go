@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"iter"
+	"net/http"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -411,7 +412,7 @@ func (m *dbMerger) applyContent(res *crawldb.Datum, u fetchUpdate, count func(st
 	if u.fetch.Status == crawldb.StatusFetchSuccess || u.fetch.Status == crawldb.StatusFetchNotModified {
 		res.FetchCount++
 		if state != crawldb.StateUnknown {
-			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified)
+			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified, lastModified(res.LastModified))
 		}
 	}
 	// An interval beyond the maximum forces a refetch, so that a page is
@@ -526,4 +527,18 @@ func overlay(base, over map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// lastModified parses a Last-Modified header (any of HTTP's three date
+// forms); the zero time if it is empty or malformed, as the date is only a
+// hint to the revisit estimators.
+func lastModified(h string) time.Time {
+	if h == "" {
+		return time.Time{}
+	}
+	t, err := http.ParseTime(h)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

@@ -38,7 +38,7 @@ func newDedupFixture(now time.Time) dedupFixture {
 		if sig != "" {
 			d.Signature = []byte(sig)
 		}
-		d.Observe(fetched, true)
+		d.Observe(fetched, true, time.Time{})
 		return d
 	}
 	var f dedupFixture

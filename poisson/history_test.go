@@ -26,7 +26,7 @@ func simulateDatum(rng *rand.Rand, rate float64, fetches []time.Time) *crawldb.D
 			next = next.Add(time.Duration(rng.ExpFloat64() / rate * float64(time.Second)))
 		}
 		if i > 0 {
-			d.Observe(t, changed)
+			d.Observe(t, changed, time.Time{})
 		}
 	}
 	return d

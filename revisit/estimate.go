@@ -158,35 +158,57 @@ func (p *estimatePolicy) schedule(ctx context.Context, day int, now time.Time, d
 	return p.sched, nil
 }
 
-// intervals appends page i's intervals, in days, to buf[:0].
-func (p *estimatePolicy) intervals(i int, d *crawldb.Datum, buf []poisson.Interval) []poisson.Interval {
+// obsInterval is one interval between fetches, in days: its length,
+// whether the later fetch saw a change, and, if the server's
+// Last-Modified date fell inside it (dated), the age of the change at the
+// later fetch.
+type obsInterval struct {
+	length, age    float64
+	changed, dated bool
+}
+
+// intervals appends page i's intervals to buf[:0].
+func (p *estimatePolicy) intervals(i int, d *crawldb.Datum, buf []obsInterval) []obsInterval {
 	iv := buf[:0]
 	h := d.History
 	if len(h) == 0 {
 		return iv
 	}
+	prev := time.Time{}
 	if int(d.FetchCount) == len(h)+1 && !p.first[i].IsZero() {
-		iv = append(iv, poisson.Interval{Length: h[0].Time.Sub(p.first[i]).Hours() / 24, Changed: h[0].Changed})
+		prev = p.first[i]
 	}
-	for k := 1; k < len(h); k++ {
-		iv = append(iv, poisson.Interval{Length: h[k].Time.Sub(h[k-1].Time).Hours() / 24, Changed: h[k].Changed})
+	for k, o := range h {
+		if k > 0 {
+			prev = h[k-1].Time
+		}
+		if prev.IsZero() {
+			continue
+		}
+		v := obsInterval{length: o.Time.Sub(prev).Hours() / 24, changed: o.Changed}
+		if lm, ok := o.LastModified(); ok && o.Changed && lm.After(prev) && !lm.After(o.Time) {
+			v.dated, v.age = true, o.Time.Sub(lm).Hours()/24
+		}
+		iv = append(iv, v)
 	}
 	return iv
 }
 
 // likelihood writes the likelihood of intervals iv on the grid into row,
 // scaled to a maximum of 1.
-func (p *estimatePolicy) likelihood(iv []poisson.Interval, row []float64) {
+func (p *estimatePolicy) likelihood(iv []obsInterval, row []float64) {
 	mx := math.Inf(-1)
 	for g, lam := range p.grid {
 		ll := 0.0
 		for _, v := range iv {
 			switch {
-			case !(v.Length > 0):
-			case v.Changed:
-				ll += math.Log(-math.Expm1(-lam * v.Length))
+			case !(v.length > 0):
+			case v.dated:
+				ll += math.Log(lam) - lam*v.age
+			case v.changed:
+				ll += math.Log(-math.Expm1(-lam * v.length))
 			default:
-				ll -= lam * v.Length
+				ll -= lam * v.length
 			}
 		}
 		row[g] = ll
@@ -316,7 +338,7 @@ func (p *estimatePolicy) allocate(ctx context.Context, datums []crawldb.Datum) e
 	const G = estimateGrid
 	n := len(datums)
 	lik, nobs := p.lik, p.nobs
-	var buf []poisson.Interval
+	var buf []obsInterval
 	for i := range datums {
 		if p.likAt[i] == datums[i].FetchCount {
 			continue

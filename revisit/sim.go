@@ -512,7 +512,7 @@ func (sm *simulation) fetch(sched crawldb.Schedule, day int, now time.Time) erro
 		if err != nil {
 			return err
 		}
-		st := ApplyFetch(sched, d, at, now, Signature(version), f, sm.maxInterval)
+		st := ApplyFetch(sched, d, at, now, Signature(version), tr.lastModified(i, version), f, sm.maxInterval)
 		if sm.c.Trace != nil {
 			sm.c.Trace(sm.name, day, i, st)
 		}
@@ -578,6 +578,7 @@ func Signature(version int) []byte {
 // the state; a not-modified page keeps its signature and modification
 // time and becomes db_notmodified, any other db_fetched with the new
 // signature; FetchCount counts the fetch and Observe records a known
+// state with lastModified, the response's Last-Modified date (zero: none)
 // state; an interval above maxInterval (seconds, db.fetch.interval.max)
 // forces a refetch (ForceRefetch at now, not asap). The features are the
 // parse's; the inlink count is kept when higher, as updatedb keeps the
@@ -585,7 +586,7 @@ func Signature(version int) []byte {
 //
 // updatedb's own code is not exported (jobs.dbMerger.applyFetch); this is
 // its mirror for a fetch with no redirect, retry or failure.
-func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, sig []byte, f crawldb.Features, maxInterval int32) crawldb.ChangeState {
+func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, sig []byte, lastModified time.Time, f crawldb.Features, maxInterval int32) crawldb.ChangeState {
 	prevFetchTime, prevModifiedTime := d.FetchTime, d.ModifiedTime
 	oldSig := d.Signature
 	d.Status = crawldb.StatusFetchSuccess
@@ -616,7 +617,7 @@ func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, 
 	}
 	d.FetchCount++
 	if state != crawldb.StateUnknown {
-		d.Observe(fetchTime, state == crawldb.StateModified)
+		d.Observe(fetchTime, state == crawldb.StateModified, lastModified)
 	}
 	if maxInterval < d.FetchInterval {
 		s.ForceRefetch(d, false, now)

@@ -171,7 +171,7 @@ func TestOracleKeepsPhase(t *testing.T) {
 		now := t0.Add(time.Duration(k) * 24 * time.Hour)
 		if o.ShouldFetch(d, now) {
 			days = append(days, k)
-			ApplyFetch(o, d, now.Add(time.Minute), now, Signature(k), crawldb.Features{}, 90*86400)
+			ApplyFetch(o, d, now.Add(time.Minute), now, Signature(k), time.Time{}, crawldb.Features{}, 90*86400)
 		}
 	}
 	if got, want := days, []int{0, 3, 5, 8, 10}; !slicesEqual(got, want) {
@@ -205,7 +205,7 @@ func TestApplyFetch(t *testing.T) {
 	f := crawldb.Features{Words: 10, Inlinks: 3}
 	const maxIv = 90 * 86400
 	at := t0.Add(time.Minute)
-	if st := ApplyFetch(s, d, at, t0, Signature(0), f, maxIv); st != crawldb.StateUnknown {
+	if st := ApplyFetch(s, d, at, t0, Signature(0), time.Time{}, f, maxIv); st != crawldb.StateUnknown {
 		t.Errorf("first fetch: %v", st)
 	}
 	if d.Status != crawldb.StatusDBFetched || d.FetchCount != 1 || len(d.History) != 0 || d.FetchInterval != 30*86400 ||
@@ -213,7 +213,7 @@ func TestApplyFetch(t *testing.T) {
 		t.Errorf("after the first fetch: %+v", d)
 	}
 	at2 := at.Add(30 * 24 * time.Hour)
-	if st := ApplyFetch(s, d, at2, at2, Signature(0), f, maxIv); st != crawldb.StateNotModified {
+	if st := ApplyFetch(s, d, at2, at2, Signature(0), time.Time{}, f, maxIv); st != crawldb.StateNotModified {
 		t.Errorf("same signature: %v", st)
 	}
 	if d.Status != crawldb.StatusDBNotModified || d.FetchCount != 2 || len(d.History) != 1 || d.History[0].Changed ||
@@ -221,7 +221,7 @@ func TestApplyFetch(t *testing.T) {
 		t.Errorf("after an unchanged fetch: %+v", d)
 	}
 	at3 := at2.Add(42 * 24 * time.Hour)
-	if st := ApplyFetch(s, d, at3, at3, Signature(1), f, maxIv); st != crawldb.StateModified {
+	if st := ApplyFetch(s, d, at3, at3, Signature(1), time.Time{}, f, maxIv); st != crawldb.StateModified {
 		t.Errorf("new signature: %v", st)
 	}
 	if d.Status != crawldb.StatusDBFetched || d.ChangeCount != 1 || len(d.History) != 2 || !d.History[1].Changed ||
@@ -232,11 +232,11 @@ func TestApplyFetch(t *testing.T) {
 	// signature is forgotten, so the next fetch is "unknown".
 	d.FetchInterval = 200 * 86400
 	at4 := at3.Add(24 * time.Hour)
-	ApplyFetch(s, d, at4, at4, Signature(1), f, maxIv)
+	ApplyFetch(s, d, at4, at4, Signature(1), time.Time{}, f, maxIv)
 	if d.Status != crawldb.StatusDBUnfetched || d.Signature != nil {
 		t.Errorf("interval above the maximum: not forced to refetch: %+v", d)
 	}
-	if st := ApplyFetch(s, d, at4.Add(time.Hour), at4, Signature(1), f, maxIv); st != crawldb.StateUnknown {
+	if st := ApplyFetch(s, d, at4.Add(time.Hour), at4, Signature(1), time.Time{}, f, maxIv); st != crawldb.StateUnknown {
 		t.Errorf("after a forced refetch: %v", st)
 	}
 }

@@ -31,12 +31,20 @@ type TracePage struct {
 	Features crawldb.Features `parquet:"features"`
 	Changes  []time.Time      `parquet:"changes,list"`
 	Rate     float64          `parquet:"rate"`
+	// LastModified says the page's server sends a Last-Modified date
+	// (the time of its last change), which the estimating schedule uses
+	// to date a change it detects.
+	LastModified bool `parquet:"last_modified"`
 }
 
 // The CSV form of a trace has a header row and these columns: url, the
 // six features (words, outlinks, inlinks, images, depth, bytes), changes
-// (RFC 3339 times separated by spaces) and, optionally, rate.
+// (RFC 3339 times separated by spaces) and, optionally and in any order
+// after them, rate and last_modified (true or false; absent: false).
 var traceCSVHeader = []string{"url", "words", "outlinks", "inlinks", "images", "depth", "bytes", "changes"}
+
+// traceCSVOptional are the optional columns of the CSV form.
+var traceCSVOptional = []string{"rate", "last_modified"}
 
 // ReadTrace reads a trace file: Parquet (.parquet, TracePage rows) or CSV
 // (any other name; see WriteTraceCSV for the columns). A malformed row is
@@ -70,9 +78,15 @@ func ReadTraceCSV(r io.Reader) ([]TracePage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
-	hasRate := len(head) == len(traceCSVHeader)+1 && head[len(head)-1] == "rate"
-	if !slices.Equal(head[:min(len(head), len(traceCSVHeader))], traceCSVHeader) || (len(head) != len(traceCSVHeader) && !hasRate) {
-		return nil, fmt.Errorf("header %q: want %s[,rate]", strings.Join(head, ","), strings.Join(traceCSVHeader, ","))
+	opt := map[string]int{} // optional column → its index
+	ok := slices.Equal(head[:min(len(head), len(traceCSVHeader))], traceCSVHeader)
+	for i := len(traceCSVHeader); ok && i < len(head); i++ {
+		_, dup := opt[head[i]]
+		ok = !dup && slices.Contains(traceCSVOptional, head[i])
+		opt[head[i]] = i
+	}
+	if !ok {
+		return nil, fmt.Errorf("header %q: want %s[,rate][,last_modified]", strings.Join(head, ","), strings.Join(traceCSVHeader, ","))
 	}
 	var out []TracePage
 	for {
@@ -87,7 +101,7 @@ func ReadTraceCSV(r io.Reader) ([]TracePage, error) {
 		if len(rec) != len(head) {
 			return nil, fmt.Errorf("line %d: %d fields, want %d", line, len(rec), len(head))
 		}
-		p, err := traceRow(rec, hasRate)
+		p, err := traceRow(rec, opt)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
 		}
@@ -95,7 +109,7 @@ func ReadTraceCSV(r io.Reader) ([]TracePage, error) {
 	}
 }
 
-func traceRow(rec []string, hasRate bool) (TracePage, error) {
+func traceRow(rec []string, opt map[string]int) (TracePage, error) {
 	p := TracePage{URL: rec[0]}
 	var n [6]int64
 	for i := range n {
@@ -114,12 +128,19 @@ func traceRow(rec []string, hasRate bool) (TracePage, error) {
 		}
 		p.Changes = append(p.Changes, t)
 	}
-	if hasRate && strings.TrimSpace(rec[8]) != "" {
-		v, err := strconv.ParseFloat(strings.TrimSpace(rec[8]), 64)
+	if i, ok := opt["rate"]; ok && strings.TrimSpace(rec[i]) != "" {
+		v, err := strconv.ParseFloat(strings.TrimSpace(rec[i]), 64)
 		if err != nil || v < 0 {
-			return p, fmt.Errorf("rate %q: want a rate >= 0 per day", rec[8])
+			return p, fmt.Errorf("rate %q: want a rate >= 0 per day", rec[i])
 		}
 		p.Rate = v
+	}
+	if i, ok := opt["last_modified"]; ok && strings.TrimSpace(rec[i]) != "" {
+		v, err := strconv.ParseBool(strings.TrimSpace(rec[i]))
+		if err != nil {
+			return p, fmt.Errorf("last_modified %q: want true or false", rec[i])
+		}
+		p.LastModified = v
 	}
 	return p, nil
 }
@@ -129,10 +150,10 @@ func traceRow(rec []string, hasRate bool) (TracePage, error) {
 const traceTimeLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // WriteTraceCSV writes pages as the CSV form of a trace, with the rate
-// column.
+// and last_modified columns.
 func WriteTraceCSV(w io.Writer, pages []TracePage) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(append(slices.Clone(traceCSVHeader), "rate")); err != nil {
+	if err := cw.Write(append(slices.Clone(traceCSVHeader), traceCSVOptional...)); err != nil {
 		return err
 	}
 	for _, p := range pages {
@@ -143,7 +164,7 @@ func WriteTraceCSV(w io.Writer, pages []TracePage) error {
 		}
 		rec := []string{p.URL, strconv.Itoa(int(f.Words)), strconv.Itoa(int(f.Outlinks)), strconv.Itoa(int(f.Inlinks)),
 			strconv.Itoa(int(f.Images)), strconv.Itoa(int(f.Depth)), strconv.FormatInt(f.Bytes, 10), strings.Join(ch, " "),
-			strconv.FormatFloat(p.Rate, 'g', -1, 64)}
+			strconv.FormatFloat(p.Rate, 'g', -1, 64), strconv.FormatBool(p.LastModified)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
@@ -158,7 +179,7 @@ func WriteTraceCSV(w io.Writer, pages []TracePage) error {
 func TraceOf(tr *Truth) []TracePage {
 	out := make([]TracePage, len(tr.Pages))
 	for i, p := range tr.Pages {
-		tp := TracePage{URL: p.URL, Features: p.Features, Rate: p.Rate}
+		tp := TracePage{URL: p.URL, Features: p.Features, Rate: p.Rate, LastModified: p.LastModified}
 		for _, s := range tr.Events.Page(i) {
 			tp.Changes = append(tp.Changes, tr.Start.Add(secondsDuration(s)))
 		}
@@ -224,7 +245,7 @@ func NewTraceTruth(pages []TracePage, start time.Time, horizon time.Duration) (*
 		if rate <= 0 {
 			rate = float64(len(ev)) / days
 		}
-		tr.Pages = append(tr.Pages, Page{ID: i, URL: u, Host: urlutil.Host(u), Rate: rate, Features: p.Features})
+		tr.Pages = append(tr.Pages, Page{ID: i, URL: u, Host: urlutil.Host(u), Rate: rate, Features: p.Features, LastModified: p.LastModified})
 		per = append(per, ev)
 	}
 	ev, err := NewEvents(per)

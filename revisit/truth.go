@@ -35,6 +35,9 @@ type Page struct {
 	// (a crawl counts the linking pages it fetched, not the web's true
 	// in-degree).
 	Features crawldb.Features
+	// LastModified says the page's server sends a Last-Modified date:
+	// the time of the page's last change event (see Truth.lastModified).
+	LastModified bool
 }
 
 // Events holds the change-event times of a set of pages, in seconds since
@@ -114,6 +117,19 @@ func (t *Truth) FetchedFeatures(i, version int) (crawldb.Features, error) {
 	}
 	f.Bytes = int64(len(body))
 	return f, nil
+}
+
+// lastModified is the Last-Modified date a fetch of page i at version
+// sees: the time of its last change event, to the second (HTTP dates have
+// no fraction), if the page's server sends one and the page has changed
+// in the simulated period; the zero time otherwise (a page not yet changed
+// would send its creation date, which the simulation does not model).
+func (t *Truth) lastModified(i, version int) time.Time {
+	if !t.Pages[i].LastModified || version == 0 {
+		return time.Time{}
+	}
+	sec := t.Events.Page(i)[version-1]
+	return t.Start.Add(time.Duration(math.Floor(sec)) * time.Second)
 }
 
 // NewTruth reads from web the pages a crawl of it fetches successfully
@@ -216,8 +232,10 @@ func readRow(web *simweb.Web, id int, start, end time.Time) truthRow {
 	if p.Nofollow {
 		f.Outlinks = 0 // nor the links of a nofollow page
 	}
+	host := web.Host(p.Host)
+	lm := host.Validators == simweb.ValidatorsBoth || host.Validators == simweb.ValidatorsLastMod || host.Validators == simweb.ValidatorsIgnored
 	return truthRow{ok: true, nofollow: p.Nofollow, ev: ev, page: Page{
-		ID: id, URL: url, Host: web.Host(p.Host).Name, Rate: p.Rate,
+		ID: id, URL: url, Host: host.Name, Rate: p.Rate, LastModified: lm,
 		Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
 			Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
 	}}

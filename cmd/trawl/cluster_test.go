@@ -196,7 +196,7 @@ func writeSyntheticCrawlDB(t *testing.T, crawl string, n int) {
 			FetchTime:     t0.Add(24 * time.Hour),
 		}
 		for day := range 6 {
-			d.Observe(t0.Add(time.Duration(day-5)*24*time.Hour), day > 0 && rng.IntN(g+2) == 0)
+			d.Observe(t0.Add(time.Duration(day-5)*24*time.Hour), day > 0 && rng.IntN(g+2) == 0, time.Time{})
 			d.FetchCount++
 		}
 		rows = append(rows, d)
