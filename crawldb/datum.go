@@ -58,7 +58,10 @@ type Datum struct {
 	// ChangeCount is M, the number of fetches that observed a change.
 	ChangeCount int32 `parquet:"change_count"`
 	// History holds the most recent fetch observations, oldest first,
-	// bounded to HistoryLimit entries.
+	// bounded to HistoryLimit entries. updatedb observes the first
+	// successful fetch as unchanged (nothing to compare it with; the first
+	// entry's flag says nothing, as poisson.FromHistory reads it) and every
+	// later fetch whose change state is known.
 	History []Observation `parquet:"history,list"`
 	// Features describe the last fetched version, for clustering.
 	Features Features `parquet:"features"`

@@ -104,12 +104,13 @@ func ChangeProbability(d *Datum, now time.Time) float64 {
 }
 
 // ScheduleNames lists the names NewSchedule accepts.
-func ScheduleNames() []string { return []string{"default", "adaptive", "dynamic"} }
+func ScheduleNames() []string { return []string{"default", "adaptive", "dynamic", "estimate"} }
 
-// NewSchedule returns the schedule called name ("default", "adaptive" or
-// "dynamic") with configuration cfg. A "dynamic" schedule made here has no
-// cluster periods (NewDynamicSchedule takes them), so its young pages fall
-// back to the adaptive method.
+// NewSchedule returns the schedule called name ("default", "adaptive",
+// "dynamic" or "estimate") with configuration cfg. A "dynamic" schedule
+// made here has no cluster periods (NewDynamicSchedule takes them), so its
+// young pages fall back to the adaptive method; an "estimate" schedule
+// made here has no fitted model (NewEstimateSchedule takes one).
 func NewSchedule(name string, cfg ScheduleConfig) (Schedule, error) {
 	switch name {
 	case "default":
@@ -118,6 +119,8 @@ func NewSchedule(name string, cfg ScheduleConfig) (Schedule, error) {
 		return NewAdaptiveSchedule(cfg)
 	case "dynamic":
 		return NewDynamicSchedule(cfg, nil)
+	case "estimate":
+		return NewEstimateSchedule(cfg, nil)
 	}
 	return nil, fmt.Errorf("crawldb: unknown fetch schedule %q (known: %v)", name, ScheduleNames())
 }
@@ -138,6 +141,9 @@ type ScheduleConfig struct {
 	// Dynamic configures DynamicSchedule; the zero value means
 	// DefaultDynamicConfig().
 	Dynamic DynamicConfig
+	// Estimate configures EstimateSchedule; the zero value means
+	// DefaultEstimateConfig().
+	Estimate EstimateConfig
 }
 
 // AdaptiveConfig configures AdaptiveSchedule (Nutch's
@@ -176,7 +182,8 @@ func DefaultScheduleConfig() ScheduleConfig {
 			SyncDelta:     true,
 			SyncDeltaRate: 0.3,
 		},
-		Dynamic: DefaultDynamicConfig(),
+		Dynamic:  DefaultDynamicConfig(),
+		Estimate: DefaultEstimateConfig(),
 	}
 }
 

@@ -411,7 +411,9 @@ func (m *dbMerger) applyContent(res *crawldb.Datum, u fetchUpdate, count func(st
 	}
 	if u.fetch.Status == crawldb.StatusFetchSuccess || u.fetch.Status == crawldb.StatusFetchNotModified {
 		res.FetchCount++
-		if state != crawldb.StateUnknown {
+		// The first fetch is observed too, unchanged (there is nothing to
+		// compare it with): it starts the history's first interval.
+		if state != crawldb.StateUnknown || res.FetchCount == 1 {
 			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified, lastModified(res.LastModified))
 		}
 	}

@@ -174,17 +174,8 @@ func (p *estimatePolicy) intervals(i int, d *crawldb.Datum, buf []obsInterval) [
 	if len(h) == 0 {
 		return iv
 	}
-	prev := time.Time{}
-	if int(d.FetchCount) == len(h)+1 && !p.first[i].IsZero() {
-		prev = p.first[i]
-	}
-	for k, o := range h {
-		if k > 0 {
-			prev = h[k-1].Time
-		}
-		if prev.IsZero() {
-			continue
-		}
+	for k := 1; k < len(h); k++ {
+		o, prev := h[k], h[k-1].Time
 		v := obsInterval{length: o.Time.Sub(prev).Hours() / 24, changed: o.Changed}
 		if lm, ok := o.LastModified(); ok && o.Changed && lm.After(prev) && !lm.After(o.Time) {
 			v.dated, v.age = true, o.Time.Sub(lm).Hours()/24

@@ -578,7 +578,7 @@ func Signature(version int) []byte {
 // the state; a not-modified page keeps its signature and modification
 // time and becomes db_notmodified, any other db_fetched with the new
 // signature; FetchCount counts the fetch and Observe records a known
-// state with lastModified, the response's Last-Modified date (zero: none)
+// state, or the first fetch as unchanged, with lastModified, the response's Last-Modified date (zero: none)
 // state; an interval above maxInterval (seconds, db.fetch.interval.max)
 // forces a refetch (ForceRefetch at now, not asap). The features are the
 // parse's; the inlink count is kept when higher, as updatedb keeps the
@@ -616,7 +616,7 @@ func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, 
 		}
 	}
 	d.FetchCount++
-	if state != crawldb.StateUnknown {
+	if state != crawldb.StateUnknown || d.FetchCount == 1 {
 		d.Observe(fetchTime, state == crawldb.StateModified, lastModified)
 	}
 	if maxInterval < d.FetchInterval {

@@ -1,0 +1,542 @@
+package crawldb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trawl/trawl/poisson"
+)
+
+// SourceEstimate is the schedule source of EstimateSchedule's intervals.
+const SourceEstimate Source = "estimate"
+
+// The estimating schedule's grid of rates: EstimateGrid rates per day,
+// spaced evenly in log from estimateGridMin to estimateGridMax.
+const (
+	EstimateGrid    = 48
+	estimateGridMin = 1e-3
+	estimateGridMax = 30.0
+	// estimateBins is the number of bins of the feature score.
+	estimateBins = 4
+	// estimateGroups is the number of prior groups: the page kinds and
+	// the document kind (a fetched "other" page without words) times the
+	// score bins.
+	estimateGroups = (NumKinds + 1) * estimateBins
+	// estimateEM is the number of EM iterations of the group priors.
+	estimateEM = 30
+	// estimatePriorPages is the fewest pages with a history a group needs
+	// for its prior to be fitted (else it stays uniform on the grid).
+	estimatePriorPages = 30
+)
+
+// EstimateConfig configures the estimating schedule (the settings
+// schedule.estimate.*). It is comparable, so ScheduleConfig stays
+// comparable. The zero value means DefaultEstimateConfig().
+type EstimateConfig struct {
+	// FetchesPerDay is the fetch budget the intervals are allocated over
+	// (fetches a day). 0 means BudgetShare of the CrawlDB's URLs.
+	FetchesPerDay float64
+	// BudgetShare is the budget as a share of the URLs when FetchesPerDay
+	// is 0 (default 0.1: every URL once in ten days on average).
+	BudgetShare float64
+	// PlanDays is the interval at which the rate planned with has the
+	// posterior's expected freshness (default 3 days).
+	PlanDays float64
+	// ExploreFetches is the number of observed intervals below which a
+	// page is still explored: its interval is at most ExploreInterval
+	// (defaults 2 and 14 days).
+	ExploreFetches  int
+	ExploreInterval time.Duration
+	// Fill is how long before its due time a page may be fetched when a
+	// round has budget left (default 3 days); generate takes the most
+	// overdue first, so such pages only use budget the due ones leave.
+	Fill time.Duration
+	// Slack is subtracted from every due time, so that a page fetched a
+	// while into a round (generate, then the fetch) is due again at the
+	// round one interval later, not the one after (default 1 hour).
+	Slack time.Duration
+	// SampleSize bounds the pages the priors are fitted to (a uniform
+	// sample of the pages with a history; default 200,000).
+	SampleSize int
+}
+
+// DefaultEstimateConfig returns the estimating schedule's defaults.
+func DefaultEstimateConfig() EstimateConfig {
+	return EstimateConfig{BudgetShare: 0.1, PlanDays: 3, ExploreFetches: 2, ExploreInterval: 14 * 24 * time.Hour,
+		Fill: 3 * 24 * time.Hour, Slack: time.Hour, SampleSize: 200_000}
+}
+
+// withDefaults fills the zero fields from DefaultEstimateConfig.
+func (c EstimateConfig) withDefaults() EstimateConfig {
+	d := DefaultEstimateConfig()
+	if c.BudgetShare == 0 {
+		c.BudgetShare = d.BudgetShare
+	}
+	if c.PlanDays == 0 {
+		c.PlanDays = d.PlanDays
+	}
+	if c.ExploreFetches == 0 {
+		c.ExploreFetches = d.ExploreFetches
+	}
+	if c.ExploreInterval == 0 {
+		c.ExploreInterval = d.ExploreInterval
+	}
+	if c.Fill == 0 {
+		c.Fill = d.Fill
+	}
+	if c.Slack == 0 {
+		c.Slack = d.Slack
+	}
+	if c.SampleSize == 0 {
+		c.SampleSize = d.SampleSize
+	}
+	return c
+}
+
+// Validate checks the configuration.
+func (c EstimateConfig) Validate() error {
+	switch {
+	case !(c.FetchesPerDay >= 0) || math.IsInf(c.FetchesPerDay, 0):
+		return fmt.Errorf("schedule.estimate.fetchesPerDay %v: want a finite number >= 0 (0: the budget share of the URLs)", c.FetchesPerDay)
+	case !(c.BudgetShare >= 0 && c.BudgetShare <= 1):
+		return fmt.Errorf("schedule.estimate.budgetShare %v: want a share in [0, 1] (0: 0.1)", c.BudgetShare)
+	case !(c.PlanDays >= 0) || math.IsInf(c.PlanDays, 0):
+		return fmt.Errorf("schedule.estimate.planDays %v: want a finite number of days >= 0", c.PlanDays)
+	case c.ExploreFetches < 0, c.ExploreInterval < 0, c.Fill < 0, c.Slack < 0, c.SampleSize < 0:
+		return errors.New("schedule.estimate: exploreFetches, exploreInterval, fill, slack and sampleSize must not be negative")
+	}
+	return nil
+}
+
+// EstimateModel is what the estimating schedule plans with, fitted to a
+// CrawlDB by FitEstimateModel: the prior of each group of pages on the
+// grid of rates, the feature-score cut points of the groups, and the
+// Lagrange multiplier of the freshness-optimal allocation of the budget.
+// It is small (a few kilobytes as JSON) and travels in the job specs of
+// generate and updatedb.
+type EstimateModel struct {
+	// Cuts are the feature-score cut points of the score bins.
+	Cuts []float64 `json:"cuts"`
+	// Priors are each group's prior on the grid (EstimateGrid values
+	// summing to 1), indexed by group.
+	Priors [][]float64 `json:"priors"`
+	// Mu is the allocation's Lagrange multiplier (rates and frequencies
+	// per day); MinFreq and MaxFreq its bounds, per day.
+	Mu      float64 `json:"mu"`
+	MinFreq float64 `json:"min_freq"`
+	MaxFreq float64 `json:"max_freq"`
+	// Budget is the fetches a day allocated; Pages the URLs and Observed
+	// those with an observed interval when it was fitted.
+	Budget   float64 `json:"budget"`
+	Pages    int64   `json:"pages"`
+	Observed int64   `json:"observed"`
+}
+
+// estimateGrid holds the grid's rates and each rate's freshness at
+// PlanDays.
+type estimateGrid struct {
+	rate, fresh [EstimateGrid]float64
+	logRate     [EstimateGrid]float64
+	planDays    float64
+}
+
+func newEstimateGrid(planDays float64) *estimateGrid {
+	g := &estimateGrid{planDays: planDays}
+	lo, hi := math.Log(estimateGridMin), math.Log(estimateGridMax)
+	for k := range g.rate {
+		g.logRate[k] = lo + (hi-lo)*float64(k)/(EstimateGrid-1)
+		g.rate[k] = math.Exp(g.logRate[k])
+		g.fresh[k] = poisson.Freshness(g.rate[k], planDays)
+	}
+	return g
+}
+
+// likelihood writes the likelihood of d's observed intervals on the grid
+// into row (scaled to a maximum of 1) and returns the number of
+// intervals. An interval runs between consecutive observations; its
+// likelihood is the censored Poisson likelihood of Cho and
+// Garcia-Molina's "Estimating frequency of change" (1 - e^{-λt} if it
+// saw a change, e^{-λt} if not), or, when the later fetch's Last-Modified
+// date falls inside the interval, their last-modified likelihood
+// λe^{-λa}, a the age of the change at the fetch.
+func (g *estimateGrid) likelihood(d *Datum, row []float64) int {
+	h := d.History
+	clear(row)
+	n := 0
+	for k := 1; k < len(h); k++ {
+		o, prev := h[k], h[k-1].Time
+		length := o.Time.Sub(prev).Hours() / 24
+		if !(length > 0) {
+			continue
+		}
+		n++
+		dated, age := false, 0.0
+		if lm, ok := o.LastModified(); ok && o.Changed && lm.After(prev) && !lm.After(o.Time) {
+			dated, age = true, o.Time.Sub(lm).Hours()/24
+		}
+		for i, lam := range g.rate {
+			switch {
+			case dated:
+				row[i] += g.logRate[i] - lam*age
+			case o.Changed:
+				row[i] += math.Log(-math.Expm1(-lam * length))
+			default:
+				row[i] -= lam * length
+			}
+		}
+	}
+	mx := slices.Max(row)
+	for i := range row {
+		row[i] = math.Exp(row[i] - mx)
+	}
+	return n
+}
+
+// score is d's feature score, log(1+words) + log(1+outlinks).
+func estimateScore(d *Datum) float64 {
+	return math.Log1p(float64(d.Features.Words)) + math.Log1p(float64(d.Features.Outlinks))
+}
+
+// group returns d's prior group: its kind (a fetched "other" page without
+// words is a document) times estimateBins, plus its score bin by cuts (0
+// for a page never fetched).
+func estimateGroupOf(d *Datum, cuts []float64) int {
+	kind := PageKindOf(d.URL)
+	k := int(kind)
+	fetched := d.FetchCount > 0
+	if kind == KindOther && fetched && d.Features.Words == 0 {
+		k = NumKinds
+	}
+	bin := 0
+	if fetched {
+		s := estimateScore(d)
+		for bin < len(cuts) && s >= cuts[bin] {
+			bin++
+		}
+		bin = min(bin, estimateBins-1)
+	}
+	return k*estimateBins + bin
+}
+
+// FitEstimateModel fits the estimating schedule's model to the pages of
+// a CrawlDB, read twice: pages returns a fresh sequence of them each call
+// (datums must not be kept after the yield). The first pass samples the
+// fetched pages' feature scores and likelihoods (at most cfg.SampleSize,
+// uniformly, by reservoir) and fits the score cut points (quantiles) and
+// each group's prior by EM (the maximum-likelihood mixing distribution on
+// the grid: the rates are a mixture of classes that no gamma fits); the
+// second computes every page's planned rate (Plan) and allocates budget
+// fetches a day over them with poisson.Allocate (MinFreq one fetch per
+// maxInterval, MaxFreq one a day), keeping its multiplier. A budget of 0
+// means cfg's (FetchesPerDay, else BudgetShare of the pages).
+func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if maxInterval <= 0 {
+		return nil, fmt.Errorf("estimate: max interval %v: want a positive duration", maxInterval)
+	}
+	grid := newEstimateGrid(cfg.PlanDays)
+	m := &EstimateModel{MinFreq: 24 * float64(time.Hour) / float64(maxInterval), MaxFreq: 1}
+	// Pass 1: the sample.
+	rng := rand.New(rand.NewPCG(1, 2))
+	type sampled struct {
+		score float64
+		d     Datum // URL, features, fetch count, history: what grouping and the likelihood read
+	}
+	var sample []sampled
+	var seen int64
+	for d := range pages() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m.Pages++
+		if d.FetchCount == 0 {
+			continue
+		}
+		seen++
+		s := sampled{score: estimateScore(d), d: Datum{URL: d.URL, FetchCount: d.FetchCount, Features: d.Features, History: d.History}}
+		if len(sample) < cfg.SampleSize {
+			sample = append(sample, s)
+		} else if j := rng.Int64N(seen); j < int64(cfg.SampleSize) {
+			sample[j] = s
+		}
+	}
+	scores := make([]float64, len(sample))
+	for i, s := range sample {
+		scores[i] = s.score
+	}
+	slices.Sort(scores)
+	if len(scores) > 0 {
+		for b := 1; b < estimateBins; b++ {
+			// The smallest score whose rank puts it in bin b (rank·bins/n >= b).
+			m.Cuts = append(m.Cuts, scores[(b*len(scores)+estimateBins-1)/estimateBins])
+		}
+	}
+	lik := make([]float64, len(sample)*EstimateGrid)
+	group := make([]int, len(sample))
+	has := make([]bool, len(sample))
+	for i := range sample {
+		has[i] = grid.likelihood(&sample[i].d, lik[i*EstimateGrid:(i+1)*EstimateGrid]) > 0
+		group[i] = estimateGroupOf(&sample[i].d, m.Cuts)
+	}
+	m.Priors = fitPriors(lik, has, group)
+	// Pass 2: the planned rates and the allocation.
+	var rates []float64
+	row := make([]float64, EstimateGrid)
+	for d := range pages() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, n := m.plan(grid, d, row)
+		rates = append(rates, r)
+		if n > 0 {
+			m.Observed++
+		}
+	}
+	if budget <= 0 {
+		budget = cfg.FetchesPerDay
+	}
+	if budget <= 0 {
+		budget = math.Max(1, math.Ceil(cfg.BudgetShare*float64(len(rates))))
+	}
+	m.Budget = budget
+	if len(rates) == 0 {
+		return m, nil
+	}
+	if need := m.MinFreq * float64(len(rates)); budget < need {
+		return nil, fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %v needs", budget, need, maxInterval)
+	}
+	a, err := poisson.Allocate(ctx, rates, nil, poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq})
+	if err != nil {
+		return nil, fmt.Errorf("estimate: %w", err)
+	}
+	m.Mu = a.Multiplier
+	return m, nil
+}
+
+// fitPriors fits each group's prior on the grid by EM over the
+// likelihoods (EstimateGrid values a page) of the pages with a history
+// (has).
+func fitPriors(lik []float64, has []bool, group []int) [][]float64 {
+	const G = EstimateGrid
+	priors := make([][]float64, estimateGroups)
+	acc := make([][]float64, estimateGroups)
+	for k := range priors {
+		priors[k] = make([]float64, G)
+		for g := range priors[k] {
+			priors[k][g] = 1.0 / G
+		}
+		acc[k] = make([]float64, G)
+	}
+	cnt := make([]float64, estimateGroups)
+	post := make([]float64, G)
+	for range estimateEM {
+		for k := range acc {
+			clear(acc[k])
+		}
+		clear(cnt)
+		for i, ok := range has {
+			if !ok {
+				continue
+			}
+			k, row := group[i], lik[i*G:(i+1)*G]
+			s := 0.0
+			for g := range post {
+				post[g] = priors[k][g] * row[g]
+				s += post[g]
+			}
+			if !(s > 0) {
+				continue
+			}
+			for g := range post {
+				acc[k][g] += post[g] / s
+			}
+			cnt[k]++
+		}
+		for k := range priors {
+			if cnt[k] < estimatePriorPages {
+				continue
+			}
+			for g := range priors[k] {
+				priors[k][g] = (acc[k][g] + 1e-3) / (cnt[k] + 1e-3*G)
+			}
+		}
+	}
+	return priors
+}
+
+// plan returns d's planned rate per day and its number of observed
+// intervals: the rate whose freshness at PlanDays is the expected
+// freshness under d's posterior (its group's prior times the likelihood
+// of its history). A posterior mean would be dominated by the prior's
+// fast tail and abandon pages that may well be slow. row is scratch of
+// EstimateGrid values.
+func (m *EstimateModel) plan(grid *estimateGrid, d *Datum, row []float64) (float64, int) {
+	n := grid.likelihood(d, row)
+	prior := m.Priors[estimateGroupOf(d, m.Cuts)]
+	s, ef := 0.0, 0.0
+	for g := range row {
+		p := prior[g]
+		if n > 0 {
+			p *= row[g]
+		}
+		s += p
+		ef += p * grid.fresh[g]
+	}
+	if !(s > 0) {
+		return 0, n
+	}
+	return freshnessRate(ef/s, grid.planDays), n
+}
+
+// freshnessRate returns the rate λ whose freshness at interval iv
+// (poisson.Freshness) is f, by bisection on log λ in [1e-6, 100].
+func freshnessRate(f, iv float64) float64 {
+	lo, hi := math.Log(1e-6), math.Log(100.0)
+	for range 40 {
+		mid := (lo + hi) / 2
+		if poisson.Freshness(math.Exp(mid), iv) > f {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return math.Exp((lo + hi) / 2)
+}
+
+// EstimateSchedule is the estimating schedule (schedule.name estimate):
+// every page's change rate is estimated from its own fetch history
+// (censoring handled, Last-Modified dates used), shrunk toward the prior
+// of its group of similar pages (empirical Bayes, EstimateModel), and its
+// interval is the freshness-optimal one for that rate at the model's
+// multiplier: the fetch budget goes where it buys the most freshness.
+// Pages with fewer than ExploreFetches observed intervals are fetched at
+// least every ExploreInterval. The interval is recomputed whenever the
+// page is considered (ShouldFetch, SetFetchSchedule) from the model in
+// use, so a refitted model re-plans every page at the next generate.
+type EstimateSchedule struct {
+	baseSchedule
+	cfg   EstimateConfig
+	model *EstimateModel
+	grid  *estimateGrid
+}
+
+// NewEstimateSchedule returns the estimating schedule planning with
+// model; a nil model plans every page with a uniform prior on the grid
+// and no allocation (each page at its planned rate's one-day interval
+// bound: pages are fetched as often as a day's rounds allow).
+func NewEstimateSchedule(cfg ScheduleConfig, model *EstimateModel) (*EstimateSchedule, error) {
+	b, err := newBase(cfg, SourceEstimate)
+	if err != nil {
+		return nil, err
+	}
+	ec := cfg.Estimate
+	if err := ec.Validate(); err != nil {
+		return nil, err
+	}
+	ec = ec.withDefaults()
+	if model == nil {
+		u := make([]float64, EstimateGrid)
+		for i := range u {
+			u[i] = 1.0 / EstimateGrid
+		}
+		model = &EstimateModel{MinFreq: 24 * float64(time.Hour) / float64(cfg.MaxInterval), MaxFreq: 1}
+		for range estimateGroups {
+			model.Priors = append(model.Priors, u)
+		}
+	}
+	if len(model.Priors) != estimateGroups {
+		return nil, fmt.Errorf("estimate: model has %d priors, want %d", len(model.Priors), estimateGroups)
+	}
+	for i, p := range model.Priors {
+		if len(p) != EstimateGrid {
+			return nil, fmt.Errorf("estimate: model prior %d has %d values, want %d", i, len(p), EstimateGrid)
+		}
+	}
+	return &EstimateSchedule{baseSchedule: b, cfg: ec, model: model, grid: newEstimateGrid(ec.PlanDays)}, nil
+}
+
+// Name returns "estimate".
+func (s *EstimateSchedule) Name() string { return "estimate" }
+
+// Model returns the model the schedule plans with.
+func (s *EstimateSchedule) Model() *EstimateModel { return s.model }
+
+// Interval returns d's planned interval.
+func (s *EstimateSchedule) Interval(d *Datum) time.Duration {
+	var row [EstimateGrid]float64
+	rate, n := s.model.plan(s.grid, d, row[:])
+	f := poisson.OptimalFrequency(s.model.Mu, rate, 1, poisson.AllocConfig{Budget: 1, MinFreq: s.model.MinFreq, MaxFreq: s.model.MaxFreq})
+	days := 1 / f
+	if s.model.Mu <= 0 {
+		days = 1 / s.model.MaxFreq
+	}
+	if n < s.cfg.ExploreFetches {
+		days = min(days, s.cfg.ExploreInterval.Hours()/24)
+	}
+	sec := min(math.Round(days*86400), float64(s.maxInterval))
+	return time.Duration(sec) * time.Second
+}
+
+// ShouldFetch re-plans a fetched page (its FetchInterval and FetchTime,
+// one interval after its last fetch less Slack) and reports whether it is
+// due within Fill of now; a page never fetched is due at its FetchTime.
+func (s *EstimateSchedule) ShouldFetch(d *Datum, now time.Time) bool {
+	if d.FetchCount > 0 && !d.PrevFetchTime.IsZero() && d.Source != SourceInjected {
+		iv := s.Interval(d)
+		d.FetchInterval = int32(iv / time.Second)
+		d.FetchTime = d.PrevFetchTime.Add(iv - s.cfg.Slack)
+	}
+	return s.baseSchedule.ShouldFetch(d, now.Add(s.cfg.Fill))
+}
+
+// GenerateSortValue ranks the pages never fetched first, by how slowly
+// their URL's kind of page is expected to change (documents, other pages,
+// directories, home pages: a page fetched while it changes slowly stays
+// fresh longer), then the fetched pages, most overdue first (the value is
+// the days overdue, negative for pages not yet due).
+func (s *EstimateSchedule) GenerateSortValue(d *Datum, now time.Time) (float32, bool) {
+	if d.FetchCount == 0 {
+		base := float32(1e6)
+		switch PageKindOf(d.URL) {
+		case KindHome:
+			return base + 1, true
+		case KindDirectory:
+			return base + 2, true
+		}
+		if strings.HasSuffix(d.URL, ".pdf") {
+			return base + 4, true
+		}
+		return base + 3, true
+	}
+	return float32(now.Sub(d.FetchTime).Hours() / 24), true
+}
+
+// SetFetchSchedule sets the interval planned for the fetched page and its
+// next fetch one interval after fetchTime less Slack. The history does
+// not yet hold this fetch (updatedb observes it afterwards); the next
+// generate re-plans with it.
+func (s *EstimateSchedule) SetFetchSchedule(d *Datum, prevFetchTime, prevModifiedTime, fetchTime, modifiedTime time.Time, state ChangeState) {
+	d.Retries = 0
+	if state == StateModified || modifiedTime.IsZero() {
+		modifiedTime = fetchTime
+	}
+	d.ModifiedTime = modifiedTime.UTC().Truncate(time.Millisecond)
+	if d.Source == SourceInjected {
+		d.FetchTime = fetchTime.Add(time.Duration(d.FetchInterval) * time.Second)
+		return
+	}
+	iv := s.Interval(d)
+	d.FetchInterval = int32(iv / time.Second)
+	d.FetchTime = fetchTime.Add(iv - s.cfg.Slack)
+	d.Source = SourceEstimate
+}
