@@ -202,9 +202,12 @@ func TestDrift(t *testing.T) {
 	window := epoch.Add(DriftWindow)
 	var nBefore, nAfter, eBefore, eAfter float64
 	var zs [2]struct{ n, sum, sum2 float64 } // standardized counts before and after, pages expecting at least 2
-	var switched, wokeUp, fellAsleep int
+	var content, switched, wokeUp, fellAsleep int
 	for id := range w.pages {
 		p := w.pageInfo(int32(id))
+		if p.Kind.IsContent() && w.pages[id].flags&flagBroken == 0 {
+			content++
+		}
 		if p.Rate != def.pages[id].rate || p.ChangeClass != def.pages[id].class {
 			t.Fatalf("page %d: first rate %v (%v), default web's %v (%v)", id, p.Rate, p.ChangeClass, def.pages[id].rate, def.pages[id].class)
 		}
@@ -268,8 +271,8 @@ func TestDrift(t *testing.T) {
 			t.Fatalf("page %d: MeanRate or RateAt disagree with Rate %v, RateAfter %v", id, p.Rate, p.RateAfter)
 		}
 	}
-	t.Logf("%d pages switch (%d static ones start changing, %d stop); events before the switch %.0f (expected %.1f), after %.0f (expected %.1f)",
-		switched, wokeUp, fellAsleep, nBefore, eBefore, nAfter, eAfter)
+	t.Logf("%d of %d content pages switch (%d static ones start changing, %d stop); events before the switch %.0f (expected %.1f), after %.0f (expected %.1f)",
+		switched, content, wokeUp, fellAsleep, nBefore, eBefore, nAfter, eAfter)
 	if switched < 3000 || wokeUp < 50 || fellAsleep < 50 {
 		t.Errorf("%d pages switch, %d start changing, %d stop: want most content pages, and some of both", switched, wokeUp, fellAsleep)
 	}
