@@ -37,6 +37,10 @@ type Config struct {
 	// documentation, "# Topics"). 0 leaves the web without topics, exactly
 	// as it is generated without this field.
 	Topics int
+	// Change selects how the pages' change rates are drawn (see
+	// ChangeModel and the package documentation, "# Change models"). ""
+	// and ChangeDefault give exactly the web generated without this field.
+	Change ChangeModel
 }
 
 // Defaults for Config's zero fields.
@@ -95,6 +99,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("simweb: SameHostLinks = %v, want 0..1", c.SameHostLinks)
 	case c.Topics < 0 || c.Topics == 1 || c.Topics > MaxTopics:
 		return c, fmt.Errorf("simweb: Topics = %d, want 0 (no topics) or 2..%d", c.Topics, MaxTopics)
+	case !c.Change.valid():
+		return c, fmt.Errorf("simweb: Change = %q, want one of %s", string(c.Change), changeModelList)
 	case c.Hazards&^HazardsAll != 0:
 		return c, fmt.Errorf("simweb: unknown hazard bits %#x", uint32(c.Hazards&^HazardsAll))
 	}

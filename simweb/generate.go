@@ -908,23 +908,92 @@ func (g *generator) randomTarget(r *rng, hi int32) int32 {
 	return g.randomPage(r, oh)
 }
 
-// makeRates draws the change class and rate of every content page.
+// makeRates draws the change class and rate of every content page, as
+// the web's change model says (and under ChangeDrift, its second rate and
+// when it takes over).
 func (g *generator) makeRates() {
 	w := g.w
+	params := rateParamsOf(w.cfg.Change)
+	var pooled [numClasses]float64
+	if w.cfg.Change == ChangeNone {
+		pooled = g.pooledMix()
+	}
+	if w.cfg.Change == ChangeDrift {
+		w.drift = make([]rateSwitch, len(w.pages))
+	}
 	for id := range w.pages {
 		p := &w.pages[id]
 		p.class = ClassStatic
 		if !p.kind.IsContent() || p.flags&flagBroken != 0 {
 			continue
 		}
-		s := float64(g.zw[id])
-		if p.kind == KindLeaf {
-			s = 0.8*float64(g.zw[id]) + 0.6*float64(g.zo[id])
+		s := g.featureScore(int32(id))
+		mix := &classMix[w.hosts[p.host].genre][kindRow(p.kind)]
+		if w.cfg.Change == ChangeNone {
+			mix = &pooled
 		}
 		hr := newRNG(w.cfg.Seed, sRate, uint64(p.host), 1<<40)
 		r := newRNG(w.cfg.Seed, sRate, uint64(id), 0)
-		p.class, p.rate = drawRate(&r, w.hosts[p.host].genre, p.kind, s, hr.normal())
+		p.class, p.rate = drawRate(&r, mix, s, hr.normal(), params)
+		if w.drift != nil {
+			w.drift[id] = g.drawSwitch(int32(id), mix, s, p.rate)
+		}
 	}
+}
+
+// featureScore is the standardized feature score s of content page id
+// that the change models correlate rates with: its words draw, and for
+// leaves its outlinks draw too.
+func (g *generator) featureScore(id int32) float64 {
+	s := float64(g.zw[id])
+	if g.w.pages[id].kind == KindLeaf {
+		s = 0.8*float64(g.zw[id]) + 0.6*float64(g.zo[id])
+	}
+	return s
+}
+
+// pooledMix is the page-weighted average of the class mixes of the web's
+// content pages (classMix by genre and kind): the one mix every page draws
+// from under ChangeNone, so that the web's overall class shares stay those
+// of the default model.
+func (g *generator) pooledMix() [numClasses]float64 {
+	w := g.w
+	var sum [numClasses]float64
+	n := 0
+	for id := range w.pages {
+		p := &w.pages[id]
+		if !p.kind.IsContent() || p.flags&flagBroken != 0 {
+			continue
+		}
+		for c, q := range classMix[w.hosts[p.host].genre][kindRow(p.kind)] {
+			sum[c] += q
+		}
+		n++
+	}
+	if n > 0 {
+		for c := range sum {
+			sum[c] /= float64(n)
+		}
+	}
+	return sum
+}
+
+// drawSwitch draws the rate switch of content page id under ChangeDrift:
+// a time uniform in the drift window (whole seconds, never the epoch
+// itself) and a second class and rate drawn with the default weights from
+// the page's own mix, with the same feature score, fresh noise and a fresh
+// host effect. A page static before and after has no switch.
+func (g *generator) drawSwitch(id int32, mix *[numClasses]float64, s, rate float64) rateSwitch {
+	w := g.w
+	hr := newRNG(w.cfg.Seed, sDrift, uint64(w.pages[id].host), 1<<40)
+	r := newRNG(w.cfg.Seed, sDrift, uint64(id), 0)
+	window := DriftWindow.Seconds()
+	sec := 1 + math.Floor(r.float()*(window-1))
+	class, after := drawRate(&r, mix, s, hr.normal(), &defaultRates)
+	if rate == 0 && after == 0 {
+		return rateSwitch{class: class}
+	}
+	return rateSwitch{sec: sec, rate: after, class: class}
 }
 
 func (g *generator) makeRobots() {

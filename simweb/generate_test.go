@@ -22,6 +22,7 @@ func TestConfigValidation(t *testing.T) {
 		{Hosts: 1, Pages: MaxPages + 1},
 		{SameHostLinks: 1.5},
 		{Hazards: 1 << 20},
+		{Change: "sometimes"},
 	}
 	for _, c := range bad {
 		if _, err := New(c); err == nil {

@@ -1,6 +1,11 @@
 package simweb
 
-import "math"
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
 
 // The change-rate mixture. A content page's rate is drawn in two steps:
 //
@@ -91,16 +96,105 @@ func kindRow(k Kind) int {
 	return rowLeaf
 }
 
-// drawRate returns the change class and rate (per day) of a content page of
-// kind k on a host of genre g, given its feature score s (about standard
-// normal) and its host's effect h (standard normal).
-func drawRate(r *rng, g Genre, k Kind, s, h float64) (ChangeClass, float64) {
-	latent := rateRho*s + rateTau*h + math.Sqrt(1-rateRho*rateRho-rateTau*rateTau)*r.normal()
+// ChangeModel selects how the change rates of content pages are drawn:
+// how strongly a page's features, kind and host predict its rate, and
+// whether rates stay constant. See the package documentation, "# Change
+// models".
+type ChangeModel string
+
+// The change models.
+const (
+	// ChangeDefault (or "") is the mixture described under "# Change
+	// rates": copula weight 0.5 on the feature score, 0.3 on the host,
+	// σ = 0.3 decades within a class.
+	ChangeDefault ChangeModel = "default"
+	// ChangeStrong makes features and kind predict the rate strongly:
+	// copula weight 0.85 on the feature score, 0.3 on the host, σ = 0.15
+	// decades within a class, 80% of it driven by the score.
+	ChangeStrong ChangeModel = "strong"
+	// ChangeWeak makes features predict the rate weakly: copula weight
+	// 0.15 on the feature score, 0.1 on the host, σ = 0.3 decades with 15%
+	// driven by the score.
+	ChangeWeak ChangeModel = "weak"
+	// ChangeNone makes the rate independent of features, host, kind and
+	// genre: every content page draws its class from one pooled mix (the
+	// page-weighted average of the class mixes of the web's pages) with a
+	// latent of pure noise, and its rate around the class median from
+	// noise alone.
+	ChangeNone ChangeModel = "none"
+	// ChangeDrift draws the first rate as ChangeDefault does, then
+	// switches every content page once, at a time uniform in the first
+	// DriftWindow after the epoch, to a second class and rate drawn afresh
+	// from the same genre and kind row (same feature score, fresh noise
+	// and a fresh host effect).
+	ChangeDrift ChangeModel = "drift"
+)
+
+// DriftWindow is the span after the epoch within which ChangeDrift
+// switches each page's rate.
+const DriftWindow = 120 * 24 * time.Hour
+
+// changeModelList names the valid models for error messages.
+const changeModelList = `"" or default, strong, weak, none, drift`
+
+func (m ChangeModel) valid() bool {
+	switch m {
+	case "", ChangeDefault, ChangeStrong, ChangeWeak, ChangeNone, ChangeDrift:
+		return true
+	}
+	return false
+}
+
+// ParseChangeModel parses a change model's name (case-insensitive; ""
+// is ChangeDefault).
+func ParseChangeModel(s string) (ChangeModel, error) {
+	m := ChangeModel(strings.ToLower(strings.TrimSpace(s)))
+	if m == "" {
+		return ChangeDefault, nil
+	}
+	if !m.valid() {
+		return "", fmt.Errorf("simweb: unknown change model %q (want default, strong, weak, none or drift)", s)
+	}
+	return m, nil
+}
+
+// rateParams are the weights of drawRate.
+type rateParams struct {
+	rho, tau, noise     float64 // class latent: weights of s, h and noise (squares sum to 1)
+	sigma               float64 // spread of log10(rate) within a class, decades
+	within, withinNoise float64 // within-class deviation: weights of s and noise (squares sum to 1)
+}
+
+var (
+	defaultRates = rateParams{rateRho, rateTau, math.Sqrt(1 - rateRho*rateRho - rateTau*rateTau), classSigma, 0.5, math.Sqrt(0.75)}
+	strongRates  = rateParams{0.85, 0.3, math.Sqrt(1 - 0.85*0.85 - 0.3*0.3), 0.15, 0.8, 0.6}
+	weakRates    = rateParams{0.15, 0.1, math.Sqrt(1 - 0.15*0.15 - 0.1*0.1), classSigma, 0.15, math.Sqrt(1 - 0.15*0.15)}
+	noneRates    = rateParams{0, 0, 1, classSigma, 0, 1}
+)
+
+// rateParamsOf returns the weights of model m.
+func rateParamsOf(m ChangeModel) *rateParams {
+	switch m {
+	case ChangeStrong:
+		return &strongRates
+	case ChangeWeak:
+		return &weakRates
+	case ChangeNone:
+		return &noneRates
+	}
+	return &defaultRates
+}
+
+// drawRate returns the change class and rate (per day) of a content page
+// whose class probabilities are mix, given its feature score s (about
+// standard normal) and its host's effect h (standard normal), with the
+// weights p.
+func drawRate(r *rng, mix *[numClasses]float64, s, h float64, p *rateParams) (ChangeClass, float64) {
+	latent := p.rho*s + p.tau*h + p.noise*r.normal()
 	u := 1 - normCDF(latent) // a high latent means a fast class
-	row := &classMix[g][kindRow(k)]
 	c, cum := ClassStatic, 0.0
-	for i, p := range row {
-		cum += p
+	for i, q := range mix {
+		cum += q
 		if u < cum {
 			c = ChangeClass(i)
 			break
@@ -109,6 +203,6 @@ func drawRate(r *rng, g Genre, k Kind, s, h float64) (ChangeClass, float64) {
 	if c == ClassStatic {
 		return c, 0
 	}
-	lg := math.Log10(classMedian[c]) + classSigma*(0.5*s+math.Sqrt(0.75)*r.normal())
+	lg := math.Log10(classMedian[c]) + p.sigma*(p.within*s+p.withinNoise*r.normal())
 	return c, min(max(math.Pow(10, lg), minRate), maxRate)
 }

@@ -35,6 +35,7 @@ const (
 	sTopic
 	sTopicLink
 	sTopicText
+	sDrift
 )
 
 const golden = 0x9e3779b97f4a7c15

@@ -254,6 +254,16 @@ type Web struct {
 	epochSec int64
 	special  specialPages
 	topics   topicModel
+	drift    []rateSwitch // per page under ChangeDrift, else nil
+}
+
+// rateSwitch is where a page's rate changes under ChangeDrift: at sec
+// seconds after the epoch (whole seconds) it becomes rate, of class class.
+// A page whose rate does not change has sec 0.
+type rateSwitch struct {
+	sec   float64
+	rate  float64
+	class ChangeClass
 }
 
 // specialPages locates the hazard pages (-1 when absent).
@@ -352,9 +362,16 @@ type PageInfo struct {
 	Status int
 	// Target is the redirect target's page id, or -1.
 	Target int
-	// Rate is the true change rate in changes per day (0: never changes).
+	// Rate is the true change rate in changes per day (0: never changes),
+	// from the epoch on (under ChangeDrift: until RateSwitch).
 	Rate        float64
 	ChangeClass ChangeClass
+	// RateSwitch is when the rate becomes RateAfter, of class ClassAfter
+	// (ChangeDrift only). It is the zero time when the rate never changes;
+	// RateAfter and ClassAfter are then Rate and ChangeClass.
+	RateSwitch time.Time
+	RateAfter  float64
+	ClassAfter ChangeClass
 	// Created is the time of version 0 (before the epoch).
 	Created  time.Time
 	PageRank float64
@@ -422,9 +439,9 @@ func (w *Web) pageInfo(id int32) PageInfo {
 	if w.hosts[p.host].role == RoleDown {
 		status = 503 // never a healthy day
 	}
-	return PageInfo{
+	info := PageInfo{
 		ID: int(id), Host: int(p.host), Path: p.path, Kind: p.kind, Status: status,
-		Target: int(p.target), Rate: p.rate, ChangeClass: p.class,
+		Target: int(p.target), Rate: p.rate, ChangeClass: p.class, RateAfter: p.rate, ClassAfter: p.class,
 		Created:  time.Unix(p.created, 0).UTC(),
 		PageRank: p.pagerank,
 		Features: Features{
@@ -437,6 +454,11 @@ func (w *Web) pageInfo(id int32) PageInfo {
 		Topic:         w.PageTopic(int(id)),
 		BehindTunnel:  w.BehindTunnel(int(id)),
 	}
+	if sw, ok := w.rateSwitch(id); ok {
+		info.RateSwitch = w.cfg.Epoch.Add(secondsDuration(sw.sec))
+		info.RateAfter, info.ClassAfter = sw.rate, sw.class
+	}
+	return info
 }
 
 // Outlinks returns the page ids page id links to, in document order.

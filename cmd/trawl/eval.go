@@ -97,6 +97,8 @@ starts at --trace-start (default midnight UTC of the earliest change) and
 lasts --days; the oracle takes each page's rate column, else the rate the
 trace shows. Any history is allowed: timetables, bursts, quiet spells.
 --write-trace FILE writes the synthetic web's history in that CSV form.
+--change MODEL draws the synthetic web's rates with another change model
+(strong, weak, none or drift; see trawl simweb serve --help).
 
 Examples:
    trawl eval revisit --pages 10000 --days 30 --out eval-small
@@ -109,6 +111,7 @@ Examples:
 				&cli.IntFlag{Name: "pages", Value: 100000, Usage: "content pages of the web (`N`)"},
 				&cli.IntFlag{Name: "hosts", Usage: "regular hosts (`N`; default pages/100, at least 1)"},
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` selecting the web"},
+				&cli.StringFlag{Name: "change", Value: "default", Usage: "change `MODEL` of the web: default, strong, weak, none or drift (trawl simweb serve --help)"},
 				&cli.IntFlag{Name: "days", Value: revisit.DefaultDays, Usage: "simulated days, one round a day (`D`)"},
 				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`; default 10% of the simulated pages)"},
 				&cli.StringFlag{Name: "budgets", Usage: "run the comparison at each budget of the comma-separated `LIST` of shares of the pages (5% or 0.05; not with --budget)"},
@@ -213,7 +216,7 @@ func (s *session) evalRevisitTruth(c *cli.Context, horizon time.Duration) (*revi
 	if hosts == 0 {
 		hosts = max(1, pages/100)
 	}
-	web, err := simweb.New(simweb.Config{Seed: c.Uint64("seed"), Hosts: hosts, Pages: pages, Hazards: simweb.HazardsNone})
+	web, err := simweb.New(simweb.Config{Seed: c.Uint64("seed"), Hosts: hosts, Pages: pages, Hazards: simweb.HazardsNone, Change: simweb.ChangeModel(c.String("change"))})
 	if err != nil {
 		return nil, usageErrorf("eval revisit: %w", err)
 	}

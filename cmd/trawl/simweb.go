@@ -36,8 +36,9 @@ with --pages pages, a link graph, changing pages on a simulated clock, robots.tx
 redirects, 404s and hostile servers (--hazards). With --topics K, a topical
 web for focused crawlers: every host and page on one of K topics (astronomy,
 cooking, football, ...), written in the topic's words, links mostly within a
-topic, some hosts reachable only through pages of other topics. The same
---seed, --hosts, --pages, --hazards and --topics always give the same web.
+topic, some hosts reachable only through pages of other topics. --change picks
+how the pages' change rates are drawn (serve and truth). The same --seed,
+--hosts, --pages, --hazards, --topics and --change always give the same web.
 
 Examples:
    trawl simweb serve --seed 1 --hosts 100 --pages 5000
@@ -61,6 +62,11 @@ The simulated clock starts at --start (default the web's epoch,
    curl -X POST 'http://HTTP_ADDR/_simweb/clock?advance=1d'
 --access-log FILE writes every request as a JSON line (host, path, status,
 real and simulated times, connection), for politeness checks.
+
+--change MODEL makes revisit scheduling harder or easier: strong or weak
+(features and kind predict a page's rate strongly or weakly), none (rates
+independent of features, host and kind), drift (default rates, then each
+page's rate switches once to a fresh draw within 120 days of the epoch).
 
 With --topics K and --topic T, the seed file holds --topic-seeds home pages
 for a crawl focused on topic T instead (half of them of topic T's hosts, none
@@ -95,8 +101,10 @@ Examples:
 				Description: `Writes one Parquet row per URL of the web (kind, status, redirect target, true
 change rate, features, PageRank, robots status, ...) to --out, and with
 --hosts-out one row per host. Give the generation flags of the server
-(--seed, --hosts, --pages, --hazards) and its addressing (--http with the
-server's port, --ip-per-host) so that the URLs match the ones it serves.
+(--seed, --hosts, --pages, --hazards, --change) and its addressing (--http
+with the server's port, --ip-per-host) so that the URLs match the ones it
+serves. Under --change drift the change_rate column is the rate before the
+switch.
 
 Examples:
    trawl simweb truth --out truth.parquet
@@ -159,6 +167,7 @@ func simwebGenFlags() []cli.Flag {
 	return append(simwebWebFlags(),
 		&cli.StringFlag{Name: "http", Value: "127.0.0.1:0", Usage: "HTTP listener `ADDR` (loopback; port 0 picks one)"},
 		&cli.BoolFlag{Name: "ip-per-host", Usage: "also serve each host on its own 127.0.x.y address; URLs name hosts by address"},
+		&cli.StringFlag{Name: "change", Value: "default", Usage: "change `MODEL` of the pages' rates: default, strong or weak (how well features predict a rate), none (rates independent of features, host and kind), drift (each page's rate switches once in the first 120 days)"},
 	)
 }
 
@@ -174,6 +183,12 @@ func simwebConfig(c *cli.Context) (simweb.Config, error) {
 	}
 	cfg.Hazards = h
 	cfg.Topics = c.Int("topics") // 0 where the command has no --topics
+	// --change is "" (the default model) where the command has no --change.
+	m, err := simweb.ParseChangeModel(c.String("change"))
+	if err != nil {
+		return cfg, usageErrorf("--change: %w", err)
+	}
+	cfg.Change = m
 	if cfg.Topics < 0 || cfg.Topics == 1 || cfg.Topics > simweb.MaxTopics {
 		return cfg, usageErrorf("--topics must be 0 or between 2 and %d, not %d", simweb.MaxTopics, cfg.Topics)
 	}
@@ -198,7 +213,7 @@ func (s *session) newWeb(c *cli.Context) (*simweb.Web, error) {
 		return nil, withCode(exitFailure, err)
 	}
 	s.log.Info("synthetic web generated", "seed", cfg.Seed, "hosts", cfg.Hosts, "urls", w.NumPages(),
-		"hazards", cfg.Hazards.String(), "topics", cfg.Topics, "duration", time.Since(start).Round(time.Millisecond))
+		"hazards", cfg.Hazards.String(), "topics", cfg.Topics, "change", string(cfg.Change), "duration", time.Since(start).Round(time.Millisecond))
 	return w, nil
 }
 
@@ -338,7 +353,11 @@ func (s *session) simwebServe(c *cli.Context) error {
 func (s *session) printSimwebServe(srv *simweb.Server, w *simweb.Web, seeds string, nseeds, topic int, ipPerHost bool) {
 	cfg := w.Config()
 	out := s.io.stdout
-	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s\n", cfg.Seed, cfg.Hosts, w.NumPages(), cfg.Hazards)
+	fmt.Fprintf(out, "simweb: seed %d, %d hosts, %d URLs, hazards %s", cfg.Seed, cfg.Hosts, w.NumPages(), cfg.Hazards)
+	if cfg.Change != "" && cfg.Change != simweb.ChangeDefault {
+		fmt.Fprintf(out, ", change model %s", cfg.Change)
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "http:   %s\n", srv.HTTPAddr())
 	if srv.DNSAddr() != "" {
 		fmt.Fprintf(out, "dns:    %s (udp and tcp)\n", srv.DNSAddr())

@@ -122,6 +122,24 @@ func TestSimwebServeAndTruth(t *testing.T) {
 	assertCleanError(t, r.fails(exitUsage, "simweb", "serve", "--http", "10.0.0.1:80"), "loopback")
 	assertCleanError(t, r.fails(exitUsage, "simweb", "truth"), "--out")
 	assertCleanError(t, r.fails(exitUsage, "simweb", "truth", "--out", truth, "--hazards", "lava"), "lava")
+	assertCleanError(t, r.fails(exitUsage, "simweb", "truth", "--out", truth, "--change", "lava"), "lava")
+
+	// --change selects the change model: the truth's rates are its web's.
+	r.ok("simweb", "truth", "--seed", "3", "--hosts", "12", "--pages", "200", "--hazards", "none",
+		"--change", "strong", "--out", truth)
+	rows, err = parquetio.ReadAll[simweb.TruthPage](storage.NewLocal(), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := simweb.New(simweb.Config{Seed: 3, Hosts: 12, Pages: 200, Change: simweb.ChangeStrong})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rows {
+		if want := w.Page(int(p.ID)).Rate; p.ChangeRate != want {
+			t.Fatalf("--change strong: page %d has rate %v in the truth, %v in the web", p.ID, p.ChangeRate, want)
+		}
+	}
 }
 
 // TestSimwebTopics runs `trawl simweb topic` (the list of topics and the
