@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
@@ -248,7 +249,7 @@ func generateTrace(cfg TraceGenConfig) ([]TracePage, []genPattern, error) {
 		cfg.Model = TraceMixed
 	}
 	if !slices.Contains(TraceModelNames(), string(cfg.Model)) {
-		return nil, nil, fmt.Errorf("revisit: trace model %q: want one of %v", cfg.Model, TraceModelNames())
+		return nil, nil, fmt.Errorf("revisit: trace model %q: want one of %s", cfg.Model, strings.Join(TraceModelNames(), ", "))
 	}
 	if cfg.Pages < 1 {
 		return nil, nil, fmt.Errorf("revisit: trace of %d pages: want at least 1", cfg.Pages)
