@@ -44,6 +44,22 @@ import (
 // Days, under the page's own parameters (its timetable, burst parameters
 // or switch time): the long-run mean rate over the period a mean-rate
 // oracle would know. For Poisson pages it is the process's rate.
+//
+// Results (`trawl eval revisit --trace-model M --pages 20000 --days 60`,
+// seed 1, 10% budget, baselines tuned), mean freshness of adaptive,
+// estimate and oracle:
+//
+//	poisson    0.6703  0.6792  0.7055
+//	timetable  0.3110  0.3248  0.3279
+//	bursty     0.5872  0.5923  0.5375
+//	quiet      0.6300  0.6317  0.6163
+//	mixed      0.6167  0.6252  0.6260
+//
+// The oracle allocates by mean rates, which is optimal only for Poisson
+// pages: on bursty pages (a change is soon followed by more, then by a
+// long quiet spell) and on pages that die or wake it spends fetches where
+// the mean says changes are, not where they are, and the estimate policy
+// and even adaptive beat it.
 type TraceModel string
 
 // The trace models. Their parameters are the generator's specification.
