@@ -19,9 +19,11 @@ import (
 // Every model builds the same kind of site: Hosts hosts named
 // h0001.trace.test, h0002.trace.test, ... (loopback-style names under the
 // reserved .test domain), each with a home page "/", directories ending in
-// "/" (10% of a host's other pages, a quarter of them one level deeper),
-// HTML leaves ending in ".html" (82%) and PDF documents (8%). Host sizes
-// vary (log-normal weights, σ = 0.7). Features are drawn per kind
+// "/" (about 10% of a host's other pages, a quarter of them one level
+// deeper), HTML leaves ending in ".html" (about 82%) and PDF documents
+// (about 8%). Host sizes vary (log-normal weights, σ = 0.7). The sites and
+// features depend on the seed, the pages and the hosts only: every model
+// and every period length gives the same pages, with other changes. Features are drawn per kind
 // (log-normal words with medians 250 home, 120 directory, 450 leaf, 2500
 // PDF; outlinks 45, 35, 15, 2; inlinks 60, 20, 3, 2; images about one per
 // 120 words of HTML, one per 800 words of PDF; bytes from words, links and
@@ -318,6 +320,8 @@ func generateTrace(cfg TraceGenConfig) ([]TracePage, []genPattern, error) {
 		h.tt = drawTimetable(hr, h.offset)
 	}
 
+	single := map[TraceModel]int{TracePoisson: patPoisson, TraceTimetable: patTimetable, TraceBursty: patBursty,
+		TraceQuiet: patQuiet}[cfg.Model] // the pattern of a single model's non-static pages
 	pages := make([]TracePage, 0, cfg.Pages)
 	pats := make([]genPattern, 0, cfg.Pages)
 	id := 0
@@ -352,16 +356,12 @@ func generateTrace(cfg TraceGenConfig) ([]TracePage, []genPattern, error) {
 			feat, s := drawFeatures(r, kind, path, sizes[hi])
 			latent := copulaRho*s + copulaTau*h.effect + math.Sqrt(1-copulaRho*copulaRho-copulaTau*copulaTau)*r.NormFloat64()
 			u := 0.5 * math.Erfc(latent/math.Sqrt2) // 1 − Φ(latent): a high latent picks an early column
-			pat := genPattern{kind: kind}
-			switch cfg.Model {
-			case TraceMixed:
+			pat := genPattern{kind: kind, pattern: patStatic}
+			switch {
+			case cfg.Model == TraceMixed:
 				pat.pattern = pick(u, mixedShares[kind][:])
-			default:
-				pat.pattern = patStatic
-				if u < 1-staticShare[kind] {
-					pat.pattern = map[TraceModel]int{TracePoisson: patPoisson, TraceTimetable: patTimetable,
-						TraceBursty: patBursty, TraceQuiet: patQuiet}[cfg.Model]
-				}
+			case u < 1-staticShare[kind]:
+				pat.pattern = single
 			}
 			tp := TracePage{URL: "http://" + h.name + path, Features: feat}
 			days := float64(cfg.Days)

@@ -113,6 +113,7 @@ func median(v []float64) float64 {
 }
 
 func TestGenerateTraceDeterministic(t *testing.T) {
+	var first []TracePage
 	for _, m := range TraceModelNames() {
 		cfg := TraceGenConfig{Model: TraceModel(m), Pages: 500, Hosts: 7, Start: traceGenStart, Days: 30, Seed: 11}
 		a, err := GenerateTrace(cfg)
@@ -140,6 +141,15 @@ func TestGenerateTraceDeterministic(t *testing.T) {
 		}
 		if len(hosts) != 7 {
 			t.Fatalf("%s: %d hosts, want 7", m, len(hosts))
+		}
+		// Every model has the same pages and features.
+		if first == nil {
+			first = a
+		}
+		for i, p := range a {
+			if p.URL != first[i].URL || p.Features != first[i].Features {
+				t.Fatalf("%s: page %d is %s %+v, the first model's %s %+v", m, i, p.URL, p.Features, first[i].URL, first[i].Features)
+			}
 		}
 	}
 }
