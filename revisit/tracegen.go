@@ -21,22 +21,23 @@ import (
 // reserved .test domain), each with a home page "/", directories ending in
 // "/" (about 10% of a host's other pages, a quarter of them one level
 // deeper), HTML leaves ending in ".html" (about 82%) and PDF documents
-// (about 8%). Host sizes vary (log-normal weights, σ = 0.7). The sites and
-// features depend on the seed, the pages and the hosts only: every model
-// and every period length gives the same pages, with other changes. Features are drawn per kind
-// (log-normal words with medians 250 home, 120 directory, 450 leaf, 2500
-// PDF; outlinks 45, 35, 15, 2; inlinks 60, 20, 3, 2; images about one per
-// 120 words of HTML, one per 800 words of PDF; bytes from words, links and
-// images with noise; depth is the URL's path depth).
+// (about 8%). Host sizes vary (log-normal weights, σ = 0.7). Features are
+// drawn per kind (log-normal words with medians 250 home, 120 directory,
+// 450 leaf, 2500 PDF; outlinks 45, 35, 15, 2; inlinks 60, 20, 3, 2; images
+// about one per 120 words of HTML, one per 800 words of PDF; bytes from
+// words, links and images with noise; depth is the URL's path depth). The
+// sites and features depend on the seed, the pages and the hosts only:
+// every model and every period length gives the same pages, with other
+// changes.
 //
-// A page's pattern (and within a pattern its rate) is drawn through a
-// Gaussian copula whose latent variable is 0.45·s + 0.3·h + noise, where
-// s is the page's standardized score of its words and outlinks draws
-// (inlinks carry half of s too) and h a per-host effect: the share tables
-// below hold exactly, but bigger, link-rich pages on busy hosts fall more
-// often in the earlier (more active) columns, and within a Poisson class
-// their rate is nudged up by s. Features thus predict a page's pattern
-// and rate, but only loosely.
+// A page's pattern is drawn through a Gaussian copula whose latent
+// variable is 0.45·s + 0.3·h + noise, where s is the page's standardized
+// score of its words and outlinks draws (its inlinks draw carries half of
+// s too) and h a per-host effect: each page falls in a pattern with the
+// probabilities of the share tables below, but bigger, link-rich pages on
+// busy hosts fall more often in the earlier (more active) columns; within
+// a Poisson class the rate is nudged up by s too. Features thus predict a
+// page's pattern and rate, but only loosely.
 //
 // Static pages never change. Each single model (poisson, timetable,
 // bursty, quiet) makes a page static with the share of its kind (home 2%,
