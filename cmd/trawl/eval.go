@@ -100,12 +100,25 @@ trace shows. Any history is allowed: timetables, bursts, quiet spells.
 --change MODEL draws the synthetic web's rates with another change model
 (strong, weak, none or drift; see trawl simweb serve --help).
 
+--trace-model MODEL runs the policies on a generated history of --pages pages
+on --hosts hosts over --days from --trace-start (default 2026-01-01T00:00:00Z),
+selected by --seed, whose pages do not all change as Poisson processes:
+poisson (Poisson rates from a realistic mixture), timetable (changes at fixed
+times of day on a weekly timetable, jittered, some slots skipped), bursty
+(quiet spells of days to weeks broken by bursts of changes within hours), quiet
+(pages that stop changing, or start, part-way) or mixed (all of them, by page
+kind); features predict a page's pattern only loosely, and the oracle knows
+each page's mean rate over the period, not its pattern (see revisit.TraceModel
+for the parameters). --write-trace FILE writes it as a CSV trace too. Not with
+--trace.
+
 Examples:
    trawl eval revisit --pages 10000 --days 30 --out eval-small
    trawl eval revisit --pages 20000 --days 60 --budgets 5%,10%,20% --out eval-budgets
    trawl eval revisit --pages 100000 --hosts 1000 --days 90 --no-tune --out eval-nutch
    trawl eval revisit --trace revisit/testdata/example-trace.csv --days 14
    trawl eval revisit --pages 2000 --days 14 --write-trace history.csv
+   trawl eval revisit --trace-model mixed --pages 20000 --days 60 --write-trace mixed.csv
    trawl eval revisit --policies adaptive,dynamic --eps 0.3 --recluster 7`,
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "pages", Value: 100000, Usage: "content pages of the web (`N`)"},
@@ -127,6 +140,7 @@ Examples:
 				&cli.StringFlag{Name: "trace", Usage: "simulate a recorded change history `FILE` (CSV or Parquet) instead of the synthetic web"},
 				&cli.StringFlag{Name: "trace-start", Usage: "start `TIME` of the --trace period (RFC 3339; default midnight of the earliest change)"},
 				&cli.StringFlag{Name: "write-trace", Usage: "write the synthetic web's change history to `FILE` (CSV), the --trace form"},
+				&cli.StringFlag{Name: "trace-model", Usage: "simulate a generated change history of `MODEL` (" + strings.Join(revisit.TraceModelNames(), ", ") + ") instead of the synthetic web"},
 			},
 			Action: action(sio, func(s *session, c *cli.Context) error {
 				if c.Args().Present() {
@@ -190,6 +204,33 @@ func (s *session) evalRevisit(c *cli.Context) error {
 // evalRevisitTruth reads the recorded history of --trace, or generates
 // the synthetic web and reads its truth (writing it to --write-trace).
 func (s *session) evalRevisitTruth(c *cli.Context, horizon time.Duration) (*revisit.Truth, error) {
+	if model := c.String("trace-model"); model != "" {
+		if c.IsSet("trace") {
+			return nil, usageErrorf("eval revisit: --trace and --trace-model exclude each other")
+		}
+		start := simweb.DefaultEpoch()
+		if v := c.String("trace-start"); v != "" {
+			var err error
+			if start, err = time.Parse(time.RFC3339, v); err != nil {
+				return nil, usageErrorf("eval revisit: --trace-start: %w", err)
+			}
+		}
+		pages, err := revisit.GenerateTrace(revisit.TraceGenConfig{Model: revisit.TraceModel(model), Pages: c.Int("pages"),
+			Hosts: c.Int("hosts"), Start: start, Days: int(horizon / (24 * time.Hour)), Seed: c.Uint64("seed")})
+		if err != nil {
+			return nil, usageErrorf("eval revisit: %w", err)
+		}
+		if file := c.String("write-trace"); file != "" {
+			if err := writeFileAtomic(file, func(f *os.File) error { return revisit.WriteTraceCSV(f, pages) }); err != nil {
+				return nil, fmt.Errorf("eval revisit: %w", err)
+			}
+		}
+		tr, err := revisit.NewTraceTruth(pages, start, horizon)
+		if err != nil {
+			return nil, fmt.Errorf("eval revisit: %w", err)
+		}
+		return tr, nil
+	}
 	if file := c.String("trace"); file != "" {
 		if c.IsSet("write-trace") {
 			return nil, usageErrorf("eval revisit: --trace and --write-trace exclude each other")
