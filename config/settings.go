@@ -129,6 +129,14 @@ const (
 	DynamicOptimalMu        = "schedule.dynamic.optimalMu"
 	DynamicUnchangedFactor  = "schedule.dynamic.unchangedFactor"
 	DynamicRank             = "schedule.dynamic.rank"
+	EstimateFetchesPerDay   = "schedule.estimate.fetchesPerDay"
+	EstimateBudgetShare     = "schedule.estimate.budgetShare"
+	EstimatePlanDays        = "schedule.estimate.planDays"
+	EstimateExploreFetches  = "schedule.estimate.exploreFetches"
+	EstimateExploreInterval = "schedule.estimate.exploreInterval"
+	EstimateFill            = "schedule.estimate.fill"
+	EstimateSlack           = "schedule.estimate.slack"
+	EstimateSampleSize      = "schedule.estimate.sampleSize"
 	ClusterEps              = "cluster.eps"
 	ClusterMinPts           = "cluster.minPts"
 	ClusterSampleRate       = "cluster.sampleRate"
@@ -275,8 +283,8 @@ func Settings() []Setting {
 		{Name: LockMaxAge, Kind: Duration, Default: "24h",
 			Doc: "on file systems without OS locks (HDFS), a CrawlDB, segment or crawl lock older than this is stale (--force breaks it); 0 means only a dead holder makes it stale. Local-disk locks are OS locks, freed when their holder dies"},
 
-		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive", "dynamic"},
-			Doc: "fetch schedule: default (fixed interval), adaptive (Nutch's AdaptiveFetchSchedule) or dynamic (cluster periods for young pages, Poisson estimates for old ones; see trawl cluster)"},
+		{Name: ScheduleName, Kind: String, Default: "adaptive", Choices: []string{"default", "adaptive", "dynamic", "estimate"},
+			Doc: "fetch schedule: default (fixed interval), adaptive (Nutch's AdaptiveFetchSchedule), dynamic (cluster periods for young pages, Poisson estimates for old ones; see trawl cluster) or estimate (every page's change rate from its own history and Last-Modified dates, shrunk toward similar pages', and the freshness-optimal allocation of schedule.estimate.fetchesPerDay)"},
 		{Name: ScheduleDefaultInterval, Kind: Duration, Default: "30d",
 			Doc: "revisit interval of a new page (Nutch's db.fetch.interval.default)"},
 		{Name: ScheduleMaxInterval, Kind: Duration, Default: "90d",
@@ -322,6 +330,22 @@ func Settings() []Setting {
 			Doc: "dynamic schedule: a young page never seen to change waits at least this times the span of its history (capped by its kind's max); 0 means off"},
 		{Name: DynamicRank, Kind: String, Default: "auto", Choices: []string{"auto", "change", "score"},
 			Doc: "dynamic schedule: generate's order of due pages: change (score times the estimated probability the page changed since its last fetch), score (Nutch's), auto (change, or score when optimalMu is set)"},
+		{Name: EstimateFetchesPerDay, Kind: Float, Default: "0",
+			Doc: "estimate schedule: fetches a day the intervals are allocated over; 0 means schedule.estimate.budgetShare of the CrawlDB's URLs (trawl crawl sets it from --topN and --days-per-round when it is 0)"},
+		{Name: EstimateBudgetShare, Kind: Float, Default: "0.1",
+			Doc: "estimate schedule: the daily budget as a share of the URLs when fetchesPerDay is 0"},
+		{Name: EstimatePlanDays, Kind: Float, Default: "3",
+			Doc: "estimate schedule: a page is planned at the rate whose freshness at this many days is its posterior's expected freshness"},
+		{Name: EstimateExploreFetches, Kind: Int, Default: "2",
+			Doc: "estimate schedule: a page with fewer observed intervals is fetched at least every exploreInterval"},
+		{Name: EstimateExploreInterval, Kind: Duration, Default: "14d",
+			Doc: "estimate schedule: longest interval of a page still being explored"},
+		{Name: EstimateFill, Kind: Duration, Default: "3d",
+			Doc: "estimate schedule: a round with budget left fetches pages due within this time, most overdue first"},
+		{Name: EstimateSlack, Kind: Duration, Default: "1h",
+			Doc: "estimate schedule: a page is due this long before one interval after its last fetch, so a page fetched during a round is due at the round one interval later"},
+		{Name: EstimateSampleSize, Kind: Int, Default: "200000",
+			Doc: "estimate schedule: most pages (a uniform sample) the group priors are fitted to"},
 		{Name: ClusterEps, Kind: Float, Default: "0",
 			Doc: "trawl cluster: DBSCAN radius on the standardized features; required (trawl cluster --suggest-eps proposes one)"},
 		{Name: ClusterMinPts, Kind: Int, Default: "8",

@@ -59,9 +59,8 @@ type Datum struct {
 	ChangeCount int32 `parquet:"change_count"`
 	// History holds the most recent fetch observations, oldest first,
 	// bounded to HistoryLimit entries. updatedb observes the first
-	// successful fetch as unchanged (nothing to compare it with; the first
-	// entry's flag says nothing, as poisson.FromHistory reads it) and every
-	// later fetch whose change state is known.
+	// successful fetch (an Initial observation, ObserveFirst) and every
+	// later fetch whose change state is known (Observe).
 	History []Observation `parquet:"history,list"`
 	// Features describe the last fetched version, for clustering.
 	Features Features `parquet:"features"`
@@ -105,10 +104,17 @@ const HistoryLimit = 32
 // reads as "none"). A Last-Modified inside the interval since the
 // previous fetch dates the interval's last change, which the revisit
 // estimators use (Cho and Garcia-Molina's last-modified estimator).
+//
+// Initial marks the observation of the page's first fetch, which has
+// nothing to compare with (Changed is false): it dates the start of the
+// history's first interval for the estimating schedule, while the dynamic
+// schedule and the cluster periods read the history without it
+// (ChangeHistory), as Hu and Wu's rules were defined.
 type Observation struct {
 	Time     time.Time `parquet:"time,timestamp(millisecond)"`
 	Changed  bool      `parquet:"changed"`
 	Modified int64     `parquet:"modified"`
+	Initial  bool      `parquet:"initial"`
 }
 
 // LastModified returns the observation's Last-Modified date and whether
@@ -154,6 +160,29 @@ const (
 // Observe never writes into History's backing array, so a Datum copied by
 // value keeps its own history.
 func (d *Datum) Observe(t time.Time, changed bool, lastModified time.Time) {
+	d.observe(t, changed, lastModified, false)
+}
+
+// ObserveFirst records the page's first fetch at t, with the server's
+// Last-Modified date lastModified (zero: none), as an Initial observation
+// (see Observe).
+func (d *Datum) ObserveFirst(t time.Time, lastModified time.Time) {
+	d.observe(t, false, lastModified, true)
+}
+
+// ChangeHistory returns History without a leading Initial observation
+// (the page's first fetch): the observations of fetches that compared
+// the page with a previous copy, as the dynamic schedule, its cluster
+// periods and the Poisson estimators read them. It shares History's
+// array.
+func (d *Datum) ChangeHistory() []Observation {
+	if len(d.History) > 0 && d.History[0].Initial {
+		return d.History[1:]
+	}
+	return d.History
+}
+
+func (d *Datum) observe(t time.Time, changed bool, lastModified time.Time, initial bool) {
 	if t.IsZero() {
 		return
 	}
@@ -163,7 +192,7 @@ func (d *Datum) Observe(t time.Time, changed bool, lastModified time.Time) {
 	}
 	h := make([]Observation, len(keep), len(keep)+1)
 	copy(h, keep)
-	o := Observation{Time: t.UTC().Truncate(time.Millisecond), Changed: changed}
+	o := Observation{Time: t.UTC().Truncate(time.Millisecond), Changed: changed, Initial: initial}
 	if !lastModified.IsZero() {
 		o.Modified = lastModified.UnixMilli()
 	}

@@ -167,7 +167,7 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // appendHistory formats a change history compactly: one "time+"
-// (changed) or "time-" (unchanged) per observation, oldest first, space
+// (changed), "time-" (unchanged) or "time*" (the first fetch) per observation, oldest first, space
 // separated, times as RFC 3339 UTC.
 func appendHistory(b []byte, h []Observation) []byte {
 	for i, o := range h {
@@ -175,9 +175,12 @@ func appendHistory(b []byte, h []Observation) []byte {
 			b = append(b, ' ')
 		}
 		b = appendTime(b, o.Time)
-		if o.Changed {
+		switch {
+		case o.Initial:
+			b = append(b, '*')
+		case o.Changed:
 			b = append(b, '+')
-		} else {
+		default:
 			b = append(b, '-')
 		}
 	}
@@ -308,6 +311,7 @@ type jsonObservation struct {
 	Time         string `json:"time"`
 	Changed      bool   `json:"changed"`
 	LastModified string `json:"last_modified,omitempty"`
+	Initial      bool   `json:"initial,omitempty"`
 }
 
 func optTime(t time.Time) *string {
@@ -348,7 +352,7 @@ func appendDatumJSON(b []byte, d *Datum) []byte {
 		j.Signature = &s
 	}
 	for i, o := range d.History {
-		j.History[i] = jsonObservation{Time: timeText(o.Time), Changed: o.Changed}
+		j.History[i] = jsonObservation{Time: timeText(o.Time), Changed: o.Changed, Initial: o.Initial}
 		if lm, ok := o.LastModified(); ok {
 			j.History[i].LastModified = timeText(lm)
 		}

@@ -282,7 +282,7 @@ func (s *DynamicSchedule) SetFetchSchedule(d *Datum, prevFetchTime, prevModified
 	}
 	if m > int64(s.cfg.MaxChanges) {
 		var buf [HistoryLimit + 1]Observation
-		h := append(buf[:0], d.History...)
+		h := append(buf[:0], d.ChangeHistory()...)
 		if add {
 			h = append(h, Observation{Time: fromMS(ms(fetchTime)), Changed: state == StateModified})
 		}
@@ -339,10 +339,11 @@ func (s *DynamicSchedule) GenerateSortValue(d *Datum, now time.Time) (float32, b
 // from its first recorded fetch to fetchTime times the factor, capped by
 // the kind's Max; 0 if the page has changed (m > 0) or has no span yet.
 func (s *DynamicSchedule) unchangedFloor(d *Datum, m int64, fetchTime time.Time, kind PageKind) time.Duration {
-	if m > 0 || len(d.History) == 0 || s.cfg.UnchangedFactor <= 0 {
+	h := d.ChangeHistory()
+	if m > 0 || len(h) == 0 || s.cfg.UnchangedFactor <= 0 {
 		return 0
 	}
-	span := fetchTime.Sub(d.History[0].Time)
+	span := fetchTime.Sub(h[0].Time)
 	if span <= 0 {
 		return 0
 	}
@@ -408,7 +409,7 @@ func observationAt(o Observation) (time.Time, bool) { return o.Time, o.Changed }
 // never saw a change gives the period at which half a change would have
 // been expected (ScheduleRate), finite and longer than the span observed.
 func ObservedChangePeriod(d *Datum) (time.Duration, bool) {
-	est := poisson.FromHistory(d.History, observationAt, poisson.DefaultConfig())
+	est := poisson.FromHistory(d.ChangeHistory(), observationAt, poisson.DefaultConfig())
 	if !est.OK() {
 		return 0, false
 	}

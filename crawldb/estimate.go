@@ -499,13 +499,13 @@ func (s *EstimateSchedule) ShouldFetch(d *Datum, now time.Time) bool {
 	return s.baseSchedule.ShouldFetch(d, now.Add(s.cfg.Fill))
 }
 
-// GenerateSortValue ranks the pages never fetched first, by how slowly
+// GenerateSortValue ranks the pages never fetched (db_unfetched) first, by how slowly
 // their URL's kind of page is expected to change (documents, other pages,
 // directories, home pages: a page fetched while it changes slowly stays
 // fresh longer), then the fetched pages, most overdue first (the value is
 // the days overdue, negative for pages not yet due).
 func (s *EstimateSchedule) GenerateSortValue(d *Datum, now time.Time) (float32, bool) {
-	if d.FetchCount == 0 {
+	if d.Status == StatusDBUnfetched {
 		base := float32(1e6)
 		switch PageKindOf(d.URL) {
 		case KindHome:

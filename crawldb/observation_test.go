@@ -16,9 +16,19 @@ import (
 func TestObservationLastModified(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	lm := t0.Add(-90 * time.Minute)
+	var first crawldb.Datum
+	first.ObserveFirst(t0.Add(-24*time.Hour), lm)
+	first.Observe(t0, false, time.Time{})
+	if len(first.History) != 2 || !first.History[0].Initial || first.History[0].Changed || first.ChangeCount != 0 ||
+		len(first.ChangeHistory()) != 1 || first.ChangeHistory()[0].Initial {
+		t.Fatalf("first fetch then an unchanged one: history %+v, change history %+v", first.History, first.ChangeHistory())
+	}
 	var d crawldb.Datum
 	d.URL = "http://a.test/"
 	d.Observe(t0, true, lm)
+	if len(d.ChangeHistory()) != 1 {
+		t.Fatalf("a history without an initial observation: change history %+v", d.ChangeHistory())
+	}
 	d.Observe(t0.Add(24*time.Hour), false, time.Time{})
 	if got, ok := d.History[0].LastModified(); !ok || !got.Equal(lm) {
 		t.Fatalf("first observation's Last-Modified = %v, %v; want %v", got, ok, lm)

@@ -254,6 +254,7 @@ func Crawl(ctx context.Context, env Env, o CrawlOptions) (res *CrawlResult, err 
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	log := env.log().With("job", "crawl")
+	o.estimateBudget()
 	cp, err := env.paths()
 	if err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
@@ -808,4 +809,20 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// estimateBudget gives the estimating schedule, when it has no budget of
+// its own (schedule.estimate.fetchesPerDay 0), the crawl's: topN fetches
+// every RoundInterval, when both are set.
+func (o *CrawlOptions) estimateBudget() {
+	if o.RoundInterval <= 0 || o.Generate.TopN <= 0 {
+		return
+	}
+	perDay := float64(o.Generate.TopN) / (o.RoundInterval.Hours() / 24)
+	for _, s := range []*ScheduleOptions{&o.Generate.Schedule, &o.Update.Schedule} {
+		if s.Name == "estimate" && s.Config.Estimate.FetchesPerDay == 0 {
+			*s = s.resolved()
+			s.Config.Estimate.FetchesPerDay = perDay
+		}
+	}
 }

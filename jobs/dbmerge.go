@@ -411,10 +411,13 @@ func (m *dbMerger) applyContent(res *crawldb.Datum, u fetchUpdate, count func(st
 	}
 	if u.fetch.Status == crawldb.StatusFetchSuccess || u.fetch.Status == crawldb.StatusFetchNotModified {
 		res.FetchCount++
-		// The first fetch is observed too, unchanged (there is nothing to
-		// compare it with): it starts the history's first interval.
-		if state != crawldb.StateUnknown || res.FetchCount == 1 {
-			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified, lastModified(res.LastModified))
+		// The first fetch is observed too (there is nothing to compare
+		// it with): it starts the history's first interval.
+		switch lm := lastModified(res.LastModified); {
+		case state != crawldb.StateUnknown:
+			res.Observe(u.fetch.FetchTime, state == crawldb.StateModified, lm)
+		case res.FetchCount == 1:
+			res.ObserveFirst(u.fetch.FetchTime, lm)
 		}
 	}
 	// An interval beyond the maximum forces a refetch, so that a page is

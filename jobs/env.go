@@ -231,14 +231,29 @@ func (e Env) dbParts(cp crawlPaths, current string) (int, error) {
 
 // ScheduleOptions selects and configures the fetch schedule.
 type ScheduleOptions struct {
-	// Name is "default", "adaptive" or "dynamic" (crawldb.ScheduleNames);
-	// empty means adaptive, trawl's default. With "dynamic", updatedb
-	// applies the newest cluster result and computes the cluster periods
-	// (see UpdateDB).
+	// Name is "default", "adaptive", "dynamic" or "estimate"
+	// (crawldb.ScheduleNames); empty means adaptive, trawl's default.
+	// With "dynamic", updatedb applies the newest cluster result and
+	// computes the cluster periods (see UpdateDB); with "estimate",
+	// generate and updatedb fit the schedule's model to the CrawlDB
+	// before they run (crawldb.FitEstimateModel).
 	Name string
 	// Config configures the schedule; the zero value means
 	// crawldb.DefaultScheduleConfig().
 	Config crawldb.ScheduleConfig
+	// Model is the estimating schedule's fitted model; nil means fit one
+	// (generate, updatedb) or plan without one (a job built directly).
+	Model *crawldb.EstimateModel `json:",omitempty"`
+}
+
+// build returns the schedule o describes (with the estimating schedule,
+// over o.Model).
+func (o ScheduleOptions) build() (crawldb.Schedule, error) {
+	r := o.resolved()
+	if r.Name == "estimate" {
+		return crawldb.NewEstimateSchedule(r.Config, r.Model)
+	}
+	return crawldb.NewSchedule(r.Name, r.Config)
 }
 
 func (o ScheduleOptions) resolved() ScheduleOptions {

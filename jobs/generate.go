@@ -311,6 +311,9 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 	if err := checkCrawlDB(env, cp, log); err != nil {
 		return nil, err
 	}
+	if o.Schedule, err = withEstimateModel(ctx, env, cp, o.Schedule); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
 	g, err := planGeneration(env, cp, o, filters, log)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)

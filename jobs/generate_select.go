@@ -98,8 +98,7 @@ func (s generateSelect) Job() (mapreduce.Runnable, error) {
 // generateSchedule builds the schedule of o (its zero value: adaptive with
 // the defaults), and its Ranker if it ranks candidates.
 func generateSchedule(o ScheduleOptions) (crawldb.Schedule, crawldb.Ranker, error) {
-	r := o.resolved()
-	sched, err := crawldb.NewSchedule(r.Name, r.Config)
+	sched, err := o.build()
 	if err != nil {
 		return nil, nil, err
 	}

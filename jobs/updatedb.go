@@ -431,6 +431,9 @@ func planUpdate(ctx context.Context, env Env, cp crawlPaths, o UpdateOptions, fi
 	for _, s := range segs {
 		run.spec.Segments = append(run.spec.Segments, s.in)
 	}
+	if run.spec.Schedule, err = withEstimateModel(ctx, env, cp, o.Schedule); err != nil {
+		return updateRun{}, fmt.Errorf("updatedb: %w", err)
+	}
 	if o.Schedule.Name != "dynamic" {
 		return run, nil
 	}

@@ -108,7 +108,7 @@ func (s updateDB) Job() (mapreduce.Runnable, error) {
 // merger builds the reducer: its schedule (with the dynamic schedule, over
 // the cluster periods) and its settings.
 func (s updateDB) merger() (*dbMerger, error) {
-	sched, err := crawldb.NewSchedule(s.Schedule.Name, s.Schedule.Config)
+	sched, err := s.Schedule.build()
 	if err != nil {
 		return nil, fmt.Errorf("updatedb job: schedule: %w", err)
 	}

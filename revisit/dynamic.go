@@ -111,7 +111,7 @@ func (s *allocSchedule) SetFetchSchedule(d *crawldb.Datum, prevFetchTime, prevMo
 	if per, ok := s.periods[d.ClusterID]; ok && d.ClusterID >= 0 && !d.ClusterSample {
 		rate = daySeconds / per.Seconds()
 	} else {
-		h := slices.Clone(d.History)
+		h := slices.Clone(d.ChangeHistory())
 		if state != crawldb.StateUnknown {
 			h = append(h, crawldb.Observation{Time: fetchTime, Changed: state == crawldb.StateModified})
 		}

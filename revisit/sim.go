@@ -616,8 +616,11 @@ func ApplyFetch(s crawldb.Schedule, d *crawldb.Datum, fetchTime, now time.Time, 
 		}
 	}
 	d.FetchCount++
-	if state != crawldb.StateUnknown || d.FetchCount == 1 {
+	switch {
+	case state != crawldb.StateUnknown:
 		d.Observe(fetchTime, state == crawldb.StateModified, lastModified)
+	case d.FetchCount == 1:
+		d.ObserveFirst(fetchTime, lastModified)
 	}
 	if maxInterval < d.FetchInterval {
 		s.ForceRefetch(d, false, now)

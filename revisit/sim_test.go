@@ -208,7 +208,7 @@ func TestApplyFetch(t *testing.T) {
 	if st := ApplyFetch(s, d, at, t0, Signature(0), time.Time{}, f, maxIv); st != crawldb.StateUnknown {
 		t.Errorf("first fetch: %v", st)
 	}
-	if d.Status != crawldb.StatusDBFetched || d.FetchCount != 1 || len(d.History) != 0 || d.FetchInterval != 30*86400 ||
+	if d.Status != crawldb.StatusDBFetched || d.FetchCount != 1 || len(d.History) != 1 || !d.History[0].Initial || d.FetchInterval != 30*86400 ||
 		!d.ModifiedTime.Equal(at) || d.Features != f || !d.PrevFetchTime.Equal(at) {
 		t.Errorf("after the first fetch: %+v", d)
 	}
@@ -216,7 +216,7 @@ func TestApplyFetch(t *testing.T) {
 	if st := ApplyFetch(s, d, at2, at2, Signature(0), time.Time{}, f, maxIv); st != crawldb.StateNotModified {
 		t.Errorf("same signature: %v", st)
 	}
-	if d.Status != crawldb.StatusDBNotModified || d.FetchCount != 2 || len(d.History) != 1 || d.History[0].Changed ||
+	if d.Status != crawldb.StatusDBNotModified || d.FetchCount != 2 || len(d.History) != 2 || d.History[1].Changed || len(d.ChangeHistory()) != 1 ||
 		!d.ModifiedTime.Equal(at) || d.FetchInterval != 42*86400 {
 		t.Errorf("after an unchanged fetch: %+v", d)
 	}
@@ -224,7 +224,7 @@ func TestApplyFetch(t *testing.T) {
 	if st := ApplyFetch(s, d, at3, at3, Signature(1), time.Time{}, f, maxIv); st != crawldb.StateModified {
 		t.Errorf("new signature: %v", st)
 	}
-	if d.Status != crawldb.StatusDBFetched || d.ChangeCount != 1 || len(d.History) != 2 || !d.History[1].Changed ||
+	if d.Status != crawldb.StatusDBFetched || d.ChangeCount != 1 || len(d.History) != 3 || !d.History[2].Changed ||
 		!d.ModifiedTime.Equal(at3) || !bytes.Equal(d.Signature, Signature(1)) {
 		t.Errorf("after a changed fetch: %+v", d)
 	}

@@ -190,3 +190,19 @@ func (s *session) dynamicConfig() crawldb.DynamicConfig {
 		Rank:            cfg.String(config.DynamicRank),
 	}
 }
+
+// estimateConfig returns the estimating schedule's configuration from the
+// schedule.estimate.* settings.
+func (s *session) estimateConfig() crawldb.EstimateConfig {
+	cfg := s.cfg
+	return crawldb.EstimateConfig{
+		FetchesPerDay:   cfg.Float(config.EstimateFetchesPerDay),
+		BudgetShare:     cfg.Float(config.EstimateBudgetShare),
+		PlanDays:        cfg.Float(config.EstimatePlanDays),
+		ExploreFetches:  cfg.Int(config.EstimateExploreFetches),
+		ExploreInterval: cfg.Duration(config.EstimateExploreInterval),
+		Fill:            cfg.Duration(config.EstimateFill),
+		Slack:           cfg.Duration(config.EstimateSlack),
+		SampleSize:      cfg.Int(config.EstimateSampleSize),
+	}
+}

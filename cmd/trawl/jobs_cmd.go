@@ -226,7 +226,8 @@ func (s *session) schedule() (jobs.ScheduleOptions, error) {
 				SyncDelta:     cfg.Bool(config.AdaptiveSyncDelta),
 				SyncDeltaRate: cfg.Float(config.AdaptiveSyncDeltaRate),
 			},
-			Dynamic: s.dynamicConfig(),
+			Dynamic:  s.dynamicConfig(),
+			Estimate: s.estimateConfig(),
 		},
 	}
 	// Check the values now, for an error that names the settings.
