@@ -225,6 +225,15 @@ func estimateGroupOf(d *Datum, cuts []float64) int {
 	return k*estimateBins + bin
 }
 
+// Group returns d's prior group in the model (an index into Priors).
+func (m *EstimateModel) Group(d *Datum) int { return estimateGroupOf(d, m.Cuts) }
+
+// EstimateGridRates returns the grid's rates, per day, in Priors' order.
+func EstimateGridRates() []float64 {
+	g := newEstimateGrid(1)
+	return g.rate[:]
+}
+
 // FitEstimateModel fits the estimating schedule's model to the pages of
 // a CrawlDB, read twice: pages returns a fresh sequence of them each call
 // (datums must not be kept after the yield). The first pass samples the
@@ -258,7 +267,6 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m.Pages++
 		if d.FetchCount == 0 {
 			continue
 		}
@@ -289,15 +297,29 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 		group[i] = estimateGroupOf(&sample[i].d, m.Cuts)
 	}
 	m.Priors = fitPriors(lik, has, group)
-	// Pass 2: the planned rates and the allocation.
+	if err := m.Allocate(ctx, pages, cfg, budget); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Allocate sets the model's multiplier, budget and page counts for its
+// priors (the second pass of FitEstimateModel): every page's planned rate
+// (see EstimateSchedule) and poisson.Allocate of budget fetches a day
+// over them (0: cfg's budget) within [MinFreq, MaxFreq].
+func (m *EstimateModel) Allocate(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, budget float64) error {
+	cfg = cfg.withDefaults()
+	grid := newEstimateGrid(cfg.PlanDays)
 	var rates []float64
 	row := make([]float64, EstimateGrid)
+	m.Pages, m.Observed = 0, 0
 	for d := range pages() {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		r, n := m.plan(grid, d, row)
 		rates = append(rates, r)
+		m.Pages++
 		if n > 0 {
 			m.Observed++
 		}
@@ -310,17 +332,17 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 	}
 	m.Budget = budget
 	if len(rates) == 0 {
-		return m, nil
+		return nil
 	}
 	if need := m.MinFreq * float64(len(rates)); budget < need {
-		return nil, fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %v needs", budget, need, maxInterval)
+		return fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %.0f days needs", budget, need, 1/m.MinFreq)
 	}
 	a, err := poisson.Allocate(ctx, rates, nil, poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq})
 	if err != nil {
-		return nil, fmt.Errorf("estimate: %w", err)
+		return fmt.Errorf("estimate: %w", err)
 	}
 	m.Mu = a.Multiplier
-	return m, nil
+	return nil
 }
 
 // fitPriors fits each group's prior on the grid by EM over the

@@ -208,8 +208,9 @@ func TestClusterThenDynamicUpdate(t *testing.T) {
 			want := max(wantPeriods[d.ClusterID], k.Min)
 			// A page never seen to change waits at least UnchangedFactor
 			// times its history's span.
-			if f := sched.Config.Dynamic.UnchangedFactor; d.ChangeCount == 0 && f > 0 && len(d.History) > 1 {
-				span := d.History[len(d.History)-1].Time.Sub(d.History[0].Time)
+			if h := d.ChangeHistory(); d.ChangeCount == 0 && sched.Config.Dynamic.UnchangedFactor > 0 && len(h) > 1 {
+				f := sched.Config.Dynamic.UnchangedFactor
+				span := h[len(h)-1].Time.Sub(h[0].Time)
 				want = max(want, time.Duration(float64(span)*f))
 			}
 			wantSec := int32((min(want, k.Max) + time.Second/2) / time.Second)

@@ -31,6 +31,11 @@ const (
 	// shrunk toward a prior fitted to the other pages (empirical Bayes),
 	// and allocates the budget over the estimates with poisson.Allocate.
 	PolicyEstimate = "estimate"
+	// PolicyEstimatePrior is a bound, not a schedule a crawler can run,
+	// and not in PolicyNames: estimate whose group priors are the
+	// distributions of the groups' true rates (what a perfect prior fit
+	// would give).
+	PolicyEstimatePrior = "estimate-prior"
 )
 
 // PolicyNames lists the policies Run knows, in the order of the table.
@@ -190,7 +195,7 @@ func (c Config) resolved(n int) (Config, error) {
 		}
 	}
 	seen := map[string]bool{}
-	known := append(PolicyNames(), PolicyDynamicAlloc)
+	known := append(PolicyNames(), PolicyDynamicAlloc, PolicyEstimatePrior)
 	for _, p := range c.Policies {
 		if !slices.Contains(known, p) {
 			return c, fmt.Errorf("revisit: unknown policy %q (known: %s)", p, strings.Join(known, ", "))
@@ -344,8 +349,12 @@ func newPolicy(ctx context.Context, name string, tr *Truth, c Config) (policy, e
 		return newOraclePolicy(ctx, tr, c)
 	case PolicyDynamic, PolicyDynamicOpt, PolicyDynamicAlloc:
 		return newDynamicPolicy(tr, c, name != PolicyDynamic, name == PolicyDynamicAlloc)
-	case PolicyEstimate:
-		return newEstimatePolicy(tr, c)
+	case PolicyEstimate, PolicyEstimatePrior:
+		p, err := newEstimatePolicy(tr, c)
+		if err == nil && name == PolicyEstimatePrior {
+			p.truth = tr
+		}
+		return p, err
 	}
 	return nil, fmt.Errorf("unknown policy %q", name)
 }

@@ -25,7 +25,9 @@ type Page struct {
 	URL string
 	// Host is the URL's host name.
 	Host string
-	// Rate is the true change rate, in changes per day (0: never).
+	// Rate is the true change rate, in changes per day (0: never); on a
+	// web whose rates drift (simweb.ChangeDrift), its mean over the
+	// simulated period, which the oracle plans with.
 	Rate float64
 	// Features are the page's features as a crawl records them: simweb's
 	// truth of version 0 (later versions differ in Bytes by a few percent;
@@ -235,7 +237,7 @@ func readRow(web *simweb.Web, id int, start, end time.Time) truthRow {
 	host := web.Host(p.Host)
 	lm := host.Validators == simweb.ValidatorsBoth || host.Validators == simweb.ValidatorsLastMod || host.Validators == simweb.ValidatorsIgnored
 	return truthRow{ok: true, nofollow: p.Nofollow, ev: ev, page: Page{
-		ID: id, URL: url, Host: host.Name, Rate: p.Rate, LastModified: lm,
+		ID: id, URL: url, Host: host.Name, Rate: web.MeanRate(id, start, end), LastModified: lm,
 		Features: crawldb.Features{Words: f.Words, Outlinks: f.Outlinks, Inlinks: f.Inlinks,
 			Images: f.Images, Depth: f.Depth, Bytes: f.Bytes},
 	}}
