@@ -518,7 +518,9 @@ func (s *EstimateSchedule) ShouldFetch(d *Datum, now time.Time) bool {
 		d.FetchInterval = int32(iv / time.Second)
 		d.FetchTime = d.PrevFetchTime.Add(iv - s.cfg.Slack)
 	}
-	return s.baseSchedule.ShouldFetch(d, now.Add(s.cfg.Fill))
+	// The base rule first (a FetchTime too far ahead is reset to now),
+	// then the fill window.
+	return s.baseSchedule.ShouldFetch(d, now) || !d.FetchTime.After(now.Add(s.cfg.Fill))
 }
 
 // GenerateSortValue ranks the pages never fetched (db_unfetched) first, by how slowly
