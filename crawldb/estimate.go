@@ -129,7 +129,11 @@ type EstimateModel struct {
 	Priors [][]float64 `json:"priors"`
 	// Mu is the allocation's Lagrange multiplier (rates and frequencies
 	// per day); MinFreq and MaxFreq its bounds, per day.
-	Mu      float64 `json:"mu"`
+	Mu float64 `json:"mu"`
+	// PlanMu, when positive, is the multiplier of the first allocation,
+	// at whose intervals the pages were re-planned before the final one
+	// (Mu).
+	PlanMu  float64 `json:"plan_mu,omitempty"`
 	MinFreq float64 `json:"min_freq"`
 	MaxFreq float64 `json:"max_freq"`
 	// Budget is the fetches a day allocated; Pages the URLs and Observed
@@ -235,16 +239,14 @@ func EstimateGridRates() []float64 {
 }
 
 // FitEstimateModel fits the estimating schedule's model to the pages of
-// a CrawlDB, read twice: pages returns a fresh sequence of them each call
-// (datums must not be kept after the yield). The first pass samples the
-// fetched pages' feature scores and likelihoods (at most cfg.SampleSize,
-// uniformly, by reservoir) and fits the score cut points (quantiles) and
-// each group's prior by EM (the maximum-likelihood mixing distribution on
-// the grid: the rates are a mixture of classes that no gamma fits); the
-// second computes every page's planned rate (Plan) and allocates budget
-// fetches a day over them with poisson.Allocate (MinFreq one fetch per
-// maxInterval, MaxFreq one a day), keeping its multiplier. A budget of 0
-// means cfg's (FetchesPerDay, else BudgetShare of the pages).
+// a CrawlDB, read three times: pages returns a fresh sequence of them each
+// call (datums must not be kept after the yield). The first pass samples
+// the fetched pages' feature scores and likelihoods (at most
+// cfg.SampleSize, uniformly, by reservoir) and fits the score cut points
+// (quantiles) and each group's prior by EM (the maximum-likelihood mixing
+// distribution on the grid: the rates are a mixture of classes that no
+// gamma fits); the other two allocate the budget (Allocate). A budget of
+// 0 means cfg's (FetchesPerDay, else BudgetShare of the pages).
 func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -303,10 +305,12 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 	return m, nil
 }
 
-// Allocate sets the model's multiplier, budget and page counts for its
-// priors (the second pass of FitEstimateModel): every page's planned rate
-// (see EstimateSchedule) and poisson.Allocate of budget fetches a day
-// over them (0: cfg's budget) within [MinFreq, MaxFreq].
+// Allocate sets the model's multipliers, budget and page counts for its
+// priors, in two passes over pages: every page's planned rate at PlanDays
+// (see plan) and poisson.Allocate of budget fetches a day over them (0:
+// cfg's budget) within [MinFreq, MaxFreq] (PlanMu); then every page
+// re-planned at the interval that allocation gives it (refine), and the
+// budget allocated again over those rates (Mu).
 func (m *EstimateModel) Allocate(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, budget float64) error {
 	cfg = cfg.withDefaults()
 	grid := newEstimateGrid(cfg.PlanDays)
@@ -337,11 +341,32 @@ func (m *EstimateModel) Allocate(ctx context.Context, pages func() iter.Seq[*Dat
 	if need := m.MinFreq * float64(len(rates)); budget < need {
 		return fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %.0f days needs", budget, need, 1/m.MinFreq)
 	}
-	a, err := poisson.Allocate(ctx, rates, nil, poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq})
+	ac := poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq}
+	a, err := poisson.Allocate(ctx, rates, nil, ac)
 	if err != nil {
 		return fmt.Errorf("estimate: %w", err)
 	}
-	m.Mu = a.Multiplier
+	m.Mu, m.PlanMu = a.Multiplier, 0
+	if !(a.Multiplier > 0) {
+		return nil
+	}
+	// Refine: every page re-planned at the interval the first allocation
+	// gives it, and the budget allocated again.
+	i := 0
+	for d := range pages() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r, _ := m.plan(grid, d, row); r > 0 && i < len(rates) {
+			rates[i] = m.refine(grid, row, a.Multiplier, r)
+		}
+		i++
+	}
+	a2, err := poisson.Allocate(ctx, rates, nil, ac)
+	if err != nil {
+		return fmt.Errorf("estimate: %w", err)
+	}
+	m.Mu, m.PlanMu = a2.Multiplier, a.Multiplier
 	return nil
 }
 
@@ -411,13 +436,31 @@ func (m *EstimateModel) plan(grid *estimateGrid, d *Datum, row []float64) (float
 		if n > 0 {
 			p *= row[g]
 		}
+		row[g] = p
 		s += p
 		ef += p * grid.fresh[g]
 	}
 	if !(s > 0) {
 		return 0, n
 	}
+	for g := range row {
+		row[g] /= s
+	}
 	return freshnessRate(ef/s, grid.planDays), n
+}
+
+// refine re-plans a page whose posterior is post (as plan leaves it) at
+// the interval its first plan, rate, gets under the multiplier mu: the
+// rate whose freshness at that interval is the posterior's expected
+// freshness there.
+func (m *EstimateModel) refine(grid *estimateGrid, post []float64, mu, rate float64) float64 {
+	f := poisson.OptimalFrequency(mu, rate, 1, poisson.AllocConfig{Budget: 1, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq})
+	iv := min(max(1/f, 1/m.MaxFreq), 1/m.MinFreq)
+	ef := 0.0
+	for g, p := range post {
+		ef += p * poisson.Freshness(grid.rate[g], iv)
+	}
+	return freshnessRate(ef, iv)
 }
 
 // freshnessRate returns the rate λ whose freshness at interval iv
@@ -441,6 +484,11 @@ func freshnessRate(f, iv float64) float64 {
 // of its group of similar pages (empirical Bayes, EstimateModel), and its
 // interval is the freshness-optimal one for that rate at the model's
 // multiplier: the fetch budget goes where it buys the most freshness.
+// The rate planned with is the one whose freshness at PlanDays equals the
+// posterior's expected freshness there, then re-planned the same way at
+// the interval that rate gets (at PlanMu) before the final interval (at
+// Mu): the freshness-equivalent rate depends on the interval it is
+// judged at, and a page's own interval is the one that matters.
 // Pages with fewer than ExploreFetches observed intervals are fetched at
 // least every ExploreInterval. The interval is recomputed whenever the
 // page is considered (ShouldFetch, SetFetchSchedule) from the model in
@@ -497,6 +545,9 @@ func (s *EstimateSchedule) Model() *EstimateModel { return s.model }
 func (s *EstimateSchedule) Interval(d *Datum) time.Duration {
 	var row [EstimateGrid]float64
 	rate, n := s.model.plan(s.grid, d, row[:])
+	if s.model.PlanMu > 0 && rate > 0 {
+		rate = s.model.refine(s.grid, row[:], s.model.PlanMu, rate)
+	}
 	f := poisson.OptimalFrequency(s.model.Mu, rate, 1, poisson.AllocConfig{Budget: 1, MinFreq: s.model.MinFreq, MaxFreq: s.model.MaxFreq})
 	days := 1 / f
 	if s.model.Mu <= 0 {

@@ -47,15 +47,20 @@ schedule code, the real DBSCAN and the real estimators, at the same fetch budget
                cluster periods from samples, Poisson after 16 changes)
   dynamic-opt  dynamic with the freshness-optimal allocation for old pages
   oracle       the true rates and the freshness-optimal allocation
-  estimate     every page's rate from its own fetch history (censoring
-               handled), shrunk toward a prior fitted to the other pages,
-               and the freshness-optimal allocation over the estimates
+  estimate     trawl's estimating schedule (schedule.name estimate, the code
+               generate and updatedb run): every page's rate from its own
+               fetch history (censoring handled, Last-Modified dates where
+               the server sends them), shrunk toward a prior fitted to
+               similar pages, and the freshness-optimal allocation over the
+               estimates
 
-(dynamic-alloc, an experiment run only when listed: dynamic-opt with the
-allocation for young pages too.) The schedules take the schedule.* settings
-(schedule.defaultInterval, schedule.adaptive.*, schedule.dynamic.*; see trawl
-config), so e.g. TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d with --no-tune runs default
-and adaptive from a 7-day interval.
+(Run only when listed: dynamic-alloc, an experiment, dynamic-opt with the
+allocation for young pages too; estimate-prior, a bound, estimate with each
+group's true rate distribution as its prior.) The schedules take the
+schedule.* settings (schedule.defaultInterval, schedule.adaptive.*,
+schedule.dynamic.*, schedule.estimate.*; see trawl config), so e.g.
+TRAWL_SCHEDULE_DEFAULT_INTERVAL=7d with --no-tune runs default and adaptive
+from a 7-day interval.
 
 Every round at most --budget of the due pages are fetched, ranked as trawl
 generate ranks them under the dynamic schedule (score times the estimated
@@ -91,8 +96,10 @@ day.
 
 --trace FILE runs the policies on a recorded change history instead of the
 synthetic web: a CSV file (header url,words,outlinks,inlinks,images,depth,
-bytes,changes[,rate]; changes are RFC 3339 times separated by spaces) or a
-Parquet file of the same fields (changes a list of timestamps). The period
+bytes,changes[,rate][,last_modified]; changes are RFC 3339 times separated by
+spaces; last_modified true says the page's server sends Last-Modified, the
+time of its last change) or a Parquet file of the same fields (changes a list
+of timestamps). The period
 starts at --trace-start (default midnight UTC of the earliest change) and
 lasts --days; the oracle takes each page's rate column, else the rate the
 trace shows. Any history is allowed: timetables, bursts, quiet spells.
