@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -71,5 +73,42 @@ func TestEvalRevisitBudgets(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+}
+
+// TestEvalRevisitTraceModelAndChange runs `trawl eval revisit` on a
+// generated bursty history, written as a trace and read back with
+// --trace (the same table), and on a web whose rates drift.
+func TestEvalRevisitTraceModelAndChange(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "bursty.csv")
+	args := []string{"trawl", "--log-level", "warn", "eval", "revisit", "--days", "10", "--policies", "adaptive,oracle,estimate", "--no-tune"}
+	table := func(extra ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), append(slices.Clone(args), extra...), nil, &stdout, &stderr, nil); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr.String())
+		}
+		var rows []string
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if strings.HasPrefix(l, "| ") {
+				rows = append(rows, l)
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	gen := table("--trace-model", "bursty", "--pages", "400", "--hosts", "4", "--write-trace", trace)
+	if !strings.Contains(gen, "| estimate |") {
+		t.Fatalf("no estimate row:\n%s", gen)
+	}
+	if back := table("--trace", trace, "--trace-start", "2026-01-01T00:00:00Z"); back != gen {
+		t.Errorf("the trace read back gives another table:\n%s\nwant\n%s", back, gen)
+	}
+	if drift := table("--change", "drift", "--pages", "400", "--hosts", "4"); !strings.Contains(drift, "| oracle |") {
+		t.Errorf("--change drift: no oracle row:\n%s", drift)
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), append(slices.Clone(args), "--change", "sideways", "--pages", "100"), nil, io.Discard, &stderr, nil); code != exitUsage {
+		t.Errorf("--change sideways: exit %d, want %d (%s)", code, exitUsage, stderr.String())
 	}
 }
