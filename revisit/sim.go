@@ -236,6 +236,9 @@ type Report struct {
 	TuneTolerance float64 `json:"tune_tolerance,omitempty"`
 	// Policies are the results, in Config.Policies order.
 	Policies []Metrics `json:"policies"`
+	// Features says which page features predict change on this web
+	// (FeatureCorrelations).
+	Features []FeatureCorrelation `json:"feature_correlations"`
 	// Seconds is the wall time of Run (the truth excluded).
 	Seconds float64 `json:"seconds"`
 }
@@ -261,7 +264,7 @@ func Run(ctx context.Context, tr *Truth, cfg Config) (*Report, error) {
 	rep := &Report{Pages: len(tr.Pages), Days: c.Days, Budget: c.Budget, Start: tr.Start,
 		Recluster: c.Recluster, Eps: c.Eps, MinPts: c.MinPts, MinSamples: c.MinSamples,
 		SampleRate: c.SampleRate, FetchLag: c.FetchLag.String(), Tuned: !c.NoTune,
-		Policies: make([]Metrics, len(c.Policies))}
+		Policies: make([]Metrics, len(c.Policies)), Features: FeatureCorrelations(tr)}
 	if rep.Tuned {
 		rep.TuneTolerance = TuneTolerance
 	}

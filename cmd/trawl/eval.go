@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,6 +187,9 @@ func (s *session) evalRevisit(c *cli.Context) error {
 		if err := sw.Markdown(s.io.stdout); err != nil {
 			return err
 		}
+		if len(sw.Reports) > 0 {
+			printFeatureCorrelations(s.io.stdout, sw.Reports[0].Features)
+		}
 		fmt.Fprintf(s.io.stdout, "\nwall time %.1f s (history %.1f s, simulation %.1f s)\n",
 			time.Since(start).Seconds(), truthTime.Seconds(), sw.Seconds)
 		if out == "" {
@@ -200,6 +204,7 @@ func (s *session) evalRevisit(c *cli.Context) error {
 	if err := rep.Markdown(s.io.stdout); err != nil {
 		return err
 	}
+	printFeatureCorrelations(s.io.stdout, rep.Features)
 	fmt.Fprintf(s.io.stdout, "\nwall time %.1f s (history %.1f s, simulation %.1f s)\n",
 		time.Since(start).Seconds(), truthTime.Seconds(), rep.Seconds)
 	if out == "" {
@@ -432,4 +437,14 @@ func writeFileAtomic(path string, write func(*os.File) error) error {
 		return fmt.Errorf("eval revisit: %w", err)
 	}
 	return nil
+}
+
+// printFeatureCorrelations prints which features predict the pages' true
+// change rates (revisit.FeatureCorrelations).
+func printFeatureCorrelations(w io.Writer, fc []revisit.FeatureCorrelation) {
+	parts := make([]string, len(fc))
+	for i, f := range fc {
+		parts[i] = fmt.Sprintf("%s %+.3f", f.Feature, f.Spearman)
+	}
+	fmt.Fprintf(w, "\nfeatures against the true change rate (Spearman's rho): %s\n", strings.Join(parts, ", "))
 }
