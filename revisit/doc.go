@@ -299,7 +299,11 @@
 // detected changes alone cannot. It is evaluated on a grid of 48 rates
 // from 0.001 to 30 a day. The prior is empirical Bayes on the same grid:
 // one distribution per group of pages (kind: home, directory, other, PDF;
-// times the quartile of log(1+words) + log(1+outlinks)), fitted by EM to
+// times the quartile of the feature score log(1+words) + log(1+outlinks),
+// the best predictor of change measured: on web 1 Spearman's rho with the
+// true rate is +0.465 for the score, +0.376 bytes, +0.349 words, +0.360
+// outlinks, +0.160 inlinks, +0.149 images, +0.126 kind, -0.079 depth;
+// `trawl eval revisit` prints it for every web), fitted by EM to
 // the likelihoods of (a sample of up to 200,000 of) the pages with a
 // history. The rate planned with is the one whose freshness at 3 days
 // equals the posterior's expected freshness there; poisson.Allocate
