@@ -62,15 +62,15 @@ type EstimateConfig struct {
 	// while into a round (generate, then the fetch) is due again at the
 	// round one interval later, not the one after (default 1 hour).
 	Slack time.Duration
-	// SampleSize bounds the pages the priors are fitted to (a uniform
-	// sample of the pages with a history; default 200,000).
+	// SampleSize bounds the pages the model is fitted to (a uniform
+	// sample of the CrawlDB; default 50,000).
 	SampleSize int
 }
 
 // DefaultEstimateConfig returns the estimating schedule's defaults.
 func DefaultEstimateConfig() EstimateConfig {
 	return EstimateConfig{BudgetShare: 0.1, PlanDays: 3, ExploreFetches: 2, ExploreInterval: 14 * 24 * time.Hour,
-		Fill: 3 * 24 * time.Hour, Slack: time.Hour, SampleSize: 200_000}
+		Fill: 3 * 24 * time.Hour, Slack: time.Hour, SampleSize: 50_000}
 }
 
 // withDefaults fills the zero fields from DefaultEstimateConfig.
@@ -149,7 +149,22 @@ type estimateGrid struct {
 	rate, fresh [EstimateGrid]float64
 	logRate     [EstimateGrid]float64
 	planDays    float64
+	// changed holds log(1 - e^{-λt}) for every grid rate λ at interval
+	// lengths t spaced 1% apart in log from censoredMin days
+	// (censoredBuckets of them, EstimateGrid values each): an interval's
+	// length is rounded to its bucket, which moves the likelihood by far
+	// less than the rates' own uncertainty and spares a logarithm and an
+	// exponential per rate and interval.
+	changed []float64
 }
+
+// The censored-likelihood table: lengths from one minute to about 1,100
+// days, 1% apart.
+const (
+	censoredMin     = 1.0 / 1440
+	censoredStep    = 0.00995033085 // ln(1.01)
+	censoredBuckets = 1415
+)
 
 func newEstimateGrid(planDays float64) *estimateGrid {
 	g := &estimateGrid{planDays: planDays}
@@ -159,7 +174,24 @@ func newEstimateGrid(planDays float64) *estimateGrid {
 		g.rate[k] = math.Exp(g.logRate[k])
 		g.fresh[k] = poisson.Freshness(g.rate[k], planDays)
 	}
+	g.changed = make([]float64, censoredBuckets*EstimateGrid)
+	for b := range censoredBuckets {
+		t := censoredMin * math.Exp(float64(b)*censoredStep)
+		for k, lam := range g.rate {
+			g.changed[b*EstimateGrid+k] = math.Log(-math.Expm1(-lam * t))
+		}
+	}
 	return g
+}
+
+// changedRow returns the log-likelihoods of a change within an interval
+// of length days, per grid rate.
+func (g *estimateGrid) changedRow(days float64) []float64 {
+	b := 0
+	if days > censoredMin {
+		b = min(int(math.Round(math.Log(days/censoredMin)/censoredStep)), censoredBuckets-1)
+	}
+	return g.changed[b*EstimateGrid : (b+1)*EstimateGrid]
 }
 
 // likelihood writes the likelihood of d's observed intervals on the grid
@@ -185,13 +217,17 @@ func (g *estimateGrid) likelihood(d *Datum, row []float64) int {
 		if lm, ok := o.LastModified(); ok && o.Changed && lm.After(prev) && !lm.After(o.Time) {
 			dated, age = true, o.Time.Sub(lm).Hours()/24
 		}
-		for i, lam := range g.rate {
-			switch {
-			case dated:
+		switch {
+		case dated:
+			for i, lam := range g.rate {
 				row[i] += g.logRate[i] - lam*age
-			case o.Changed:
-				row[i] += math.Log(-math.Expm1(-lam * length))
-			default:
+			}
+		case o.Changed:
+			for i, v := range g.changedRow(length) {
+				row[i] += v
+			}
+		default:
+			for i, lam := range g.rate {
 				row[i] -= lam * length
 			}
 		}
@@ -239,15 +275,18 @@ func EstimateGridRates() []float64 {
 }
 
 // FitEstimateModel fits the estimating schedule's model to the pages of
-// a CrawlDB, read three times: pages returns a fresh sequence of them each
-// call (datums must not be kept after the yield). The first pass samples
-// the fetched pages' feature scores and likelihoods (at most
-// cfg.SampleSize, uniformly, by reservoir) and fits the score cut points
-// (quantiles) and each group's prior by EM (the maximum-likelihood mixing
-// distribution on the grid: the rates are a mixture of classes that no
-// gamma fits); the other two allocate the budget (Allocate). A budget of
-// 0 means cfg's (FetchesPerDay, else BudgetShare of the pages).
-func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
+// a CrawlDB, in one pass over them (pages; a datum must not be kept after
+// its yield): a uniform sample of at most cfg.SampleSize pages (reservoir
+// sampling; every page when there are fewer) is kept, and the rest is
+// computed on it. The fetched pages of the sample give the feature-score
+// cut points (quartiles) and, those with a history, each group's prior by
+// EM (the maximum-likelihood mixing distribution on the grid: the rates
+// are a mixture of classes a decade apart that no gamma fits). Then the
+// budget, scaled to the sample's share of the pages, is allocated over
+// the sample (Allocate): a uniform sample's multiplier is the whole
+// CrawlDB's, up to sampling error. A budget of 0 means cfg's
+// (FetchesPerDay, else BudgetShare of the pages).
+func FitEstimateModel(ctx context.Context, pages iter.Seq[*Datum], cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -257,32 +296,28 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 	}
 	grid := newEstimateGrid(cfg.PlanDays)
 	m := &EstimateModel{MinFreq: 24 * float64(time.Hour) / float64(maxInterval), MaxFreq: 1}
-	// Pass 1: the sample.
 	rng := rand.New(rand.NewPCG(1, 2))
-	type sampled struct {
-		score float64
-		d     Datum // URL, features, fetch count, history: what grouping and the likelihood read
-	}
-	var sample []sampled
-	var seen int64
-	for d := range pages() {
+	var sample []Datum
+	var observed int64
+	for d := range pages {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if d.FetchCount == 0 {
-			continue
+		m.Pages++
+		if len(d.History) > 1 {
+			observed++
 		}
-		seen++
-		s := sampled{score: estimateScore(d), d: Datum{URL: d.URL, FetchCount: d.FetchCount, Features: d.Features, History: d.History}}
 		if len(sample) < cfg.SampleSize {
-			sample = append(sample, s)
-		} else if j := rng.Int64N(seen); j < int64(cfg.SampleSize) {
-			sample[j] = s
+			sample = append(sample, sampleCopy(d))
+		} else if j := rng.Int64N(m.Pages); j < int64(cfg.SampleSize) {
+			sample[j] = sampleCopy(d)
 		}
 	}
-	scores := make([]float64, len(sample))
-	for i, s := range sample {
-		scores[i] = s.score
+	var scores []float64
+	for i := range sample {
+		if sample[i].FetchCount > 0 {
+			scores = append(scores, estimateScore(&sample[i]))
+		}
 	}
 	slices.Sort(scores)
 	if len(scores) > 0 {
@@ -295,53 +330,67 @@ func FitEstimateModel(ctx context.Context, pages func() iter.Seq[*Datum], cfg Es
 	group := make([]int, len(sample))
 	has := make([]bool, len(sample))
 	for i := range sample {
-		has[i] = grid.likelihood(&sample[i].d, lik[i*EstimateGrid:(i+1)*EstimateGrid]) > 0
-		group[i] = estimateGroupOf(&sample[i].d, m.Cuts)
+		if sample[i].FetchCount == 0 {
+			continue
+		}
+		has[i] = grid.likelihood(&sample[i], lik[i*EstimateGrid:(i+1)*EstimateGrid]) > 0
+		group[i] = estimateGroupOf(&sample[i], m.Cuts)
 	}
 	m.Priors = fitPriors(lik, has, group)
-	if err := m.Allocate(ctx, pages, cfg, budget); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// Allocate sets the model's multipliers, budget and page counts for its
-// priors, in two passes over pages: every page's planned rate at PlanDays
-// (see plan) and poisson.Allocate of budget fetches a day over them (0:
-// cfg's budget) within [MinFreq, MaxFreq] (PlanMu); then every page
-// re-planned at the interval that allocation gives it (refine), and the
-// budget allocated again over those rates (Mu).
-func (m *EstimateModel) Allocate(ctx context.Context, pages func() iter.Seq[*Datum], cfg EstimateConfig, budget float64) error {
-	cfg = cfg.withDefaults()
-	grid := newEstimateGrid(cfg.PlanDays)
-	var rates []float64
-	row := make([]float64, EstimateGrid)
-	m.Pages, m.Observed = 0, 0
-	for d := range pages() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r, n := m.plan(grid, d, row)
-		rates = append(rates, r)
-		m.Pages++
-		if n > 0 {
-			m.Observed++
-		}
-	}
 	if budget <= 0 {
 		budget = cfg.FetchesPerDay
 	}
 	if budget <= 0 {
-		budget = math.Max(1, math.Ceil(cfg.BudgetShare*float64(len(rates))))
+		budget = math.Max(1, math.Ceil(cfg.BudgetShare*float64(m.Pages)))
 	}
-	m.Budget = budget
+	if need := m.MinFreq * float64(m.Pages); budget < need {
+		return nil, fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %.0f days needs", budget, need, 1/m.MinFreq)
+	}
+	pagesSeen := m.Pages
+	if len(sample) > 0 {
+		if err := m.Allocate(ctx, sample, cfg, budget*float64(len(sample))/float64(m.Pages)); err != nil {
+			return nil, err
+		}
+	}
+	m.Budget, m.Pages, m.Observed = budget, pagesSeen, observed
+	return m, nil
+}
+
+// sampleCopy copies what the fit reads of d: its URL, status, fetch count,
+// features and history (cloned: a reader may reuse its buffers).
+func sampleCopy(d *Datum) Datum {
+	return Datum{URL: d.URL, Status: d.Status, FetchCount: d.FetchCount, Features: d.Features, History: slices.Clone(d.History)}
+}
+
+// Allocate sets the model's multipliers, budget and page counts for its
+// priors and pages: every page's planned rate at PlanDays (see plan) and
+// poisson.Allocate of budget fetches a day over them within [MinFreq,
+// MaxFreq] (PlanMu); then every page re-planned at the interval that
+// allocation gives it (refine), and the budget allocated again over those
+// rates (Mu).
+func (m *EstimateModel) Allocate(ctx context.Context, pages []Datum, cfg EstimateConfig, budget float64) error {
+	cfg = cfg.withDefaults()
+	grid := newEstimateGrid(cfg.PlanDays)
+	rates := make([]float64, len(pages))
+	post := make([]float64, EstimateGrid)
+	m.Pages, m.Observed, m.Budget = int64(len(pages)), 0, budget
+	for i := range pages {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, n := m.plan(grid, &pages[i], post)
+		rates[i] = r
+		if n > 0 {
+			m.Observed++
+		}
+	}
 	if len(rates) == 0 {
 		return nil
 	}
+	ac := poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq}
 	if need := m.MinFreq * float64(len(rates)); budget < need {
 		return fmt.Errorf("estimate: a budget of %v fetches a day is below the %v that fetching every URL once per %.0f days needs", budget, need, 1/m.MinFreq)
 	}
-	ac := poisson.AllocConfig{Budget: budget, MinFreq: m.MinFreq, MaxFreq: m.MaxFreq}
 	a, err := poisson.Allocate(ctx, rates, nil, ac)
 	if err != nil {
 		return fmt.Errorf("estimate: %w", err)
@@ -352,15 +401,14 @@ func (m *EstimateModel) Allocate(ctx context.Context, pages func() iter.Seq[*Dat
 	}
 	// Refine: every page re-planned at the interval the first allocation
 	// gives it, and the budget allocated again.
-	i := 0
-	for d := range pages() {
-		if err := ctx.Err(); err != nil {
-			return err
+	for i, r := range rates {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if r, _ := m.plan(grid, d, row); r > 0 && i < len(rates) {
-			rates[i] = m.refine(grid, row, a.Multiplier, r)
+		if r > 0 {
+			m.plan(grid, &pages[i], post)
+			rates[i] = m.refine(grid, post, a.Multiplier, r)
 		}
-		i++
 	}
 	a2, err := poisson.Allocate(ctx, rates, nil, ac)
 	if err != nil {
@@ -464,18 +512,36 @@ func (m *EstimateModel) refine(grid *estimateGrid, post []float64, mu, rate floa
 }
 
 // freshnessRate returns the rate λ whose freshness at interval iv
-// (poisson.Freshness) is f, by bisection on log λ in [1e-6, 100].
+// (poisson.Freshness) is f: x = λ·iv solves (1 - e^{-x})/x = f, by
+// Newton's method on ln x from x = 2(1/f - 1) (exact for small x, within
+// a factor 2 for large), clamped to λ in [1e-6, 100] a day.
 func freshnessRate(f, iv float64) float64 {
-	lo, hi := math.Log(1e-6), math.Log(100.0)
-	for range 40 {
-		mid := (lo + hi) / 2
-		if poisson.Freshness(math.Exp(mid), iv) > f {
-			lo = mid
-		} else {
-			hi = mid
+	const lo, hi = 1e-6, 100.0
+	switch {
+	case !(iv > 0):
+		return lo
+	case f >= 1:
+		return lo
+	case !(f > 0):
+		return hi
+	}
+	u, lf := math.Log(2*(1/f-1)), math.Log(f)
+	for range 30 {
+		x := math.Exp(u)
+		em := -math.Expm1(-x) // 1 - e^{-x}
+		// h(u) = ln F(x) - ln f; dh/du = x F'(x)/F(x) = x e^{-x}/(1-e^{-x}) - 1.
+		h := math.Log(em/x) - lf
+		d := x*(1-em)/em - 1
+		if d == 0 {
+			break
+		}
+		step := h / d
+		u -= max(-2, min(2, step))
+		if math.Abs(step) < 1e-12 {
+			break
 		}
 	}
-	return math.Exp((lo + hi) / 2)
+	return min(max(math.Exp(u)/iv, lo), hi)
 }
 
 // EstimateSchedule is the estimating schedule (schedule.name estimate):

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"iter"
 	"path"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 // CrawlDB row.
 type estimateRow struct {
 	URL        string                `parquet:"url"`
+	Status     crawldb.Status        `parquet:"status"`
 	FetchCount int32                 `parquet:"fetch_count"`
 	Features   crawldb.Features      `parquet:"features"`
 	History    []crawldb.Observation `parquet:"history,list"`
@@ -27,8 +27,8 @@ var errStopScan = errors.New("scan stopped")
 
 // withEstimateModel returns o with, under the estimating schedule
 // (Name "estimate") and no model yet, the model fitted to the current
-// CrawlDB (crawldb.FitEstimateModel, reading its url, fetch count,
-// features and history columns twice); other schedules come back as
+// CrawlDB (crawldb.FitEstimateModel, reading its url, status, fetch
+// count, features and history columns once); other schedules come back as
 // they are. generate and updatedb call it before they build their jobs,
 // so that the model travels in the job spec and every task schedules with
 // the same one.
@@ -45,23 +45,21 @@ func withEstimateModel(ctx context.Context, env Env, cp crawlPaths, o ScheduleOp
 		return o, fmt.Errorf("estimate schedule: list the CrawlDB: %w", err)
 	}
 	var readErr error
-	pages := func() iter.Seq[*crawldb.Datum] {
-		return func(yield func(*crawldb.Datum) bool) {
-			for _, p := range parts {
-				err := readParquet(cp.fs, p, func(r estimateRow) error {
-					d := crawldb.Datum{URL: r.URL, FetchCount: r.FetchCount, Features: r.Features, History: r.History}
-					if !yield(&d) {
-						return errStopScan
-					}
-					return nil
-				}, parquetio.AllowMissingColumns())
-				if errors.Is(err, errStopScan) {
-					return
+	pages := func(yield func(*crawldb.Datum) bool) {
+		for _, p := range parts {
+			err := readParquet(cp.fs, p, func(r estimateRow) error {
+				d := crawldb.Datum{URL: r.URL, Status: r.Status, FetchCount: r.FetchCount, Features: r.Features, History: r.History}
+				if !yield(&d) {
+					return errStopScan
 				}
-				if err != nil {
-					readErr = fmt.Errorf("%s: %w", p, err)
-					return
-				}
+				return nil
+			}, parquetio.AllowMissingColumns())
+			if errors.Is(err, errStopScan) {
+				return
+			}
+			if err != nil {
+				readErr = fmt.Errorf("%s: %w", p, err)
+				return
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"iter"
 	"math"
 	"testing"
 	"time"
@@ -60,12 +59,10 @@ func TestCrawlEstimateSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pages := func() iter.Seq[*crawldb.Datum] {
-		return func(yield func(*crawldb.Datum) bool) {
-			for i := range rows {
-				if !yield(&rows[i]) {
-					return
-				}
+	pages := func(yield func(*crawldb.Datum) bool) {
+		for i := range rows {
+			if !yield(&rows[i]) {
+				return
 			}
 		}
 	}

@@ -96,7 +96,7 @@ func (p *estimatePolicy) truePriors(ctx context.Context, m *crawldb.EstimateMode
 	}
 	// The multiplier for these priors: schedule every page once more
 	// through a model fitted with them.
-	if err := out.Allocate(ctx, datumSeq(datums), p.sc.Estimate, float64(p.c.Budget)); err != nil {
+	if err := out.Allocate(ctx, datums, p.sc.Estimate, float64(p.c.Budget)); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -104,13 +104,11 @@ func (p *estimatePolicy) truePriors(ctx context.Context, m *crawldb.EstimateMode
 
 // datumSeq returns the sequence of datums' addresses, as
 // crawldb.FitEstimateModel reads a CrawlDB.
-func datumSeq(datums []crawldb.Datum) func() iter.Seq[*crawldb.Datum] {
-	return func() iter.Seq[*crawldb.Datum] {
-		return func(yield func(*crawldb.Datum) bool) {
-			for i := range datums {
-				if !yield(&datums[i]) {
-					return
-				}
+func datumSeq(datums []crawldb.Datum) iter.Seq[*crawldb.Datum] {
+	return func(yield func(*crawldb.Datum) bool) {
+		for i := range datums {
+			if !yield(&datums[i]) {
+				return
 			}
 		}
 	}
