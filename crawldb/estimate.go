@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trawl/trawl/poisson"
@@ -174,15 +175,24 @@ func newEstimateGrid(planDays float64) *estimateGrid {
 		g.rate[k] = math.Exp(g.logRate[k])
 		g.fresh[k] = poisson.Freshness(g.rate[k], planDays)
 	}
-	g.changed = make([]float64, censoredBuckets*EstimateGrid)
-	for b := range censoredBuckets {
-		t := censoredMin * math.Exp(float64(b)*censoredStep)
-		for k, lam := range g.rate {
-			g.changed[b*EstimateGrid+k] = math.Log(-math.Expm1(-lam * t))
-		}
-	}
+	g.changed = censoredTable()
 	return g
 }
+
+// censoredTable computes the censored-likelihood table once per process
+// (it depends only on the grid's rates); it is never written after.
+var censoredTable = sync.OnceValue(func() []float64 {
+	lo, hi := math.Log(estimateGridMin), math.Log(estimateGridMax)
+	tab := make([]float64, censoredBuckets*EstimateGrid)
+	for b := range censoredBuckets {
+		t := censoredMin * math.Exp(float64(b)*censoredStep)
+		for k := range EstimateGrid {
+			lam := math.Exp(lo + (hi-lo)*float64(k)/(EstimateGrid-1))
+			tab[b*EstimateGrid+k] = math.Log(-math.Expm1(-lam * t))
+		}
+	}
+	return tab
+})
 
 // changedRow returns the log-likelihoods of a change within an interval
 // of length days, per grid rate.
