@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -100,6 +99,9 @@ func (c EstimateConfig) withDefaults() EstimateConfig {
 	}
 	return c
 }
+
+// SampleSizeOrDefault is SampleSize, or its default when 0.
+func (c EstimateConfig) SampleSizeOrDefault() int { return c.withDefaults().SampleSize }
 
 // Validate checks the configuration.
 func (c EstimateConfig) Validate() error {
@@ -284,19 +286,159 @@ func EstimateGridRates() []float64 {
 	return g.rate[:]
 }
 
-// FitEstimateModel fits the estimating schedule's model to the pages of
-// a CrawlDB, in one pass over them (pages; a datum must not be kept after
-// its yield): a uniform sample of at most cfg.SampleSize pages (reservoir
-// sampling; every page when there are fewer) is kept, and the rest is
-// computed on it. The fetched pages of the sample give the feature-score
-// cut points (quartiles) and, those with a history, each group's prior by
-// EM (the maximum-likelihood mixing distribution on the grid: the rates
-// are a mixture of classes a decade apart that no gamma fits). Then the
-// budget, scaled to the sample's share of the pages, is allocated over
-// the sample (Allocate): a uniform sample's multiplier is the whole
-// CrawlDB's, up to sampling error. A budget of 0 means cfg's
-// (FetchesPerDay, else BudgetShare of the pages).
+// EstimateSample is a uniform sample of a CrawlDB's pages, the input of
+// the estimating model's fit: the pages whose URLs hash lowest (a
+// bottom-k sample), so that the samples of a CrawlDB's parts, read in
+// parallel, merge into the sample of the whole, whatever the order. It
+// also counts the pages and those with an observed interval. The zero
+// value is not usable: see NewEstimateSample.
+type EstimateSample struct {
+	size     int
+	keys     []uint64 // a max-heap of the kept pages' keys, pages in the same order
+	pages    []Datum
+	total    int64
+	observed int64
+}
+
+// NewEstimateSample returns an empty sample of at most size pages.
+func NewEstimateSample(size int) *EstimateSample {
+	return &EstimateSample{size: max(size, 1)}
+}
+
+// Add offers d to the sample (it copies what the fit reads: the URL,
+// status, fetch count, features and history).
+func (s *EstimateSample) Add(d *Datum) {
+	s.total++
+	if len(d.History) > 1 {
+		s.observed++
+	}
+	s.offer(urlKey(d.URL), d)
+}
+
+func (s *EstimateSample) offer(key uint64, d *Datum) {
+	if len(s.keys) < s.size {
+		s.keys = append(s.keys, key)
+		s.pages = append(s.pages, sampleCopy(d))
+		s.up(len(s.keys) - 1)
+		return
+	}
+	if key >= s.keys[0] {
+		return
+	}
+	s.keys[0], s.pages[0] = key, sampleCopy(d)
+	s.down(0)
+}
+
+func (s *EstimateSample) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.keys[p] >= s.keys[i] {
+			return
+		}
+		s.swap(i, p)
+		i = p
+	}
+}
+
+func (s *EstimateSample) down(i int) {
+	for {
+		l, big := 2*i+1, i
+		if l < len(s.keys) && s.keys[l] > s.keys[big] {
+			big = l
+		}
+		if r := l + 1; r < len(s.keys) && s.keys[r] > s.keys[big] {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		s.swap(i, big)
+		i = big
+	}
+}
+
+func (s *EstimateSample) swap(i, j int) {
+	s.keys[i], s.keys[j] = s.keys[j], s.keys[i]
+	s.pages[i], s.pages[j] = s.pages[j], s.pages[i]
+}
+
+// Merge adds the pages and counts of o, a sample of other pages.
+func (s *EstimateSample) Merge(o *EstimateSample) {
+	s.total += o.total
+	s.observed += o.observed
+	for i, k := range o.keys {
+		s.offer(k, &o.pages[i])
+	}
+}
+
+// Pages returns the number of pages offered.
+func (s *EstimateSample) Pages() int64 { return s.total }
+
+// sorted returns the sampled pages in key order (a deterministic order).
+func (s *EstimateSample) sorted() []Datum {
+	idx := make([]int, len(s.keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpUint64(s.keys[a], s.keys[b]) })
+	out := make([]Datum, len(idx))
+	for i, j := range idx {
+		out[i] = s.pages[j]
+	}
+	return out
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// urlKey is a URL's sampling key: 64 bits of FNV-1a, mixed.
+func urlKey(u string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(u); i++ {
+		h ^= uint64(u[i])
+		h *= 1099511628211
+	}
+	// splitmix64's finalizer spreads FNV's low-entropy high bits.
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
+}
+
+// FitEstimateModel fits the estimating schedule's model to pages (one
+// pass; a datum need not outlive its yield) through a sample of at most
+// cfg.SampleSize of them (EstimateSample.Fit).
 func FitEstimateModel(ctx context.Context, pages iter.Seq[*Datum], cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
+	size := cfg.withDefaults().SampleSize
+	s := NewEstimateSample(size)
+	n := 0
+	for d := range pages {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.Add(d)
+	}
+	return s.Fit(ctx, cfg, maxInterval, budget)
+}
+
+// Fit fits the estimating schedule's model to the sample. The fetched
+// pages of the sample give the feature-score cut points (quartiles) and,
+// those with a history, each group's prior by EM (the maximum-likelihood
+// mixing distribution on the grid: the rates are a mixture of classes a
+// decade apart that no gamma fits). Then the budget, scaled to the
+// sample's share of the pages, is allocated over the sample (Allocate): a
+// uniform sample's multiplier is the whole CrawlDB's, up to sampling
+// error. A budget of 0 means cfg's (FetchesPerDay, else BudgetShare of
+// the pages).
+func (s *EstimateSample) Fit(ctx context.Context, cfg EstimateConfig, maxInterval time.Duration, budget float64) (*EstimateModel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -305,24 +447,8 @@ func FitEstimateModel(ctx context.Context, pages iter.Seq[*Datum], cfg EstimateC
 		return nil, fmt.Errorf("estimate: max interval %v: want a positive duration", maxInterval)
 	}
 	grid := newEstimateGrid(cfg.PlanDays)
-	m := &EstimateModel{MinFreq: 24 * float64(time.Hour) / float64(maxInterval), MaxFreq: 1}
-	rng := rand.New(rand.NewPCG(1, 2))
-	var sample []Datum
-	var observed int64
-	for d := range pages {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		m.Pages++
-		if len(d.History) > 1 {
-			observed++
-		}
-		if len(sample) < cfg.SampleSize {
-			sample = append(sample, sampleCopy(d))
-		} else if j := rng.Int64N(m.Pages); j < int64(cfg.SampleSize) {
-			sample[j] = sampleCopy(d)
-		}
-	}
+	m := &EstimateModel{MinFreq: 24 * float64(time.Hour) / float64(maxInterval), MaxFreq: 1, Pages: s.total}
+	sample, observed := s.sorted(), s.observed
 	var scores []float64
 	for i := range sample {
 		if sample[i].FetchCount > 0 {

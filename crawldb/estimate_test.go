@@ -165,3 +165,35 @@ func BenchmarkEstimateInterval(b *testing.B) {
 		s.Interval(&pages[i%len(pages)])
 	}
 }
+
+// TestEstimateSampleMerges: the samples of two halves, merged, are the
+// sample of the whole, in either order, and the fitted models agree.
+func TestEstimateSampleMerges(t *testing.T) {
+	pages := estimatePages(300, true)
+	whole := crawldb.NewEstimateSample(200)
+	a, b := crawldb.NewEstimateSample(200), crawldb.NewEstimateSample(200)
+	for i := range pages {
+		whole.Add(&pages[i])
+		if i%2 == 0 {
+			a.Add(&pages[i])
+		} else {
+			b.Add(&pages[i])
+		}
+	}
+	b.Merge(a)
+	if whole.Pages() != 900 || b.Pages() != 900 {
+		t.Fatalf("pages %d and %d, want 900", whole.Pages(), b.Pages())
+	}
+	cfg := crawldb.DefaultScheduleConfig()
+	m1, err := whole.Fit(context.Background(), cfg.Estimate, cfg.MaxInterval, 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := b.Fit(context.Background(), cfg.Estimate, cfg.MaxInterval, 150)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1.Mu != m2.Mu || m1.PlanMu != m2.PlanMu || m1.Pages != m2.Pages || m1.Observed != m2.Observed || m1.Mu <= 0 {
+		t.Errorf("whole: mu %v/%v pages %d observed %d; merged halves: %v/%v %d %d", m1.Mu, m1.PlanMu, m1.Pages, m1.Observed, m2.Mu, m2.PlanMu, m2.Pages, m2.Observed)
+	}
+}

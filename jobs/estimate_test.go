@@ -3,6 +3,8 @@ package jobs
 import (
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,8 +15,9 @@ import (
 // schedule: generate and updatedb fit its model to the CrawlDB, every
 // fetched page is scheduled by it, the first fetch starts the history and
 // the server's Last-Modified dates are kept in it, and the model that
-// generate fits is the one crawldb.FitEstimateModel gives for the same
-// rows (the code `trawl eval revisit` runs).
+// updatedb records for the next generate is the one
+// crawldb.FitEstimateModel gives for the same rows (the code `trawl eval
+// revisit` runs).
 func TestCrawlEstimateSchedule(t *testing.T) {
 	env := testEnv(t)
 	srv, seeds := crawlWeb(t, t.TempDir())
@@ -54,6 +57,10 @@ func TestCrawlEstimateSchedule(t *testing.T) {
 	cp, err := env.paths()
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The last updatedb recorded the model of the version it installed.
+	if _, err := os.Stat(filepath.Join(env.Crawl, "crawldb", crawldb.CurrentName, estimateFile)); err != nil {
+		t.Errorf("no recorded model: %v", err)
 	}
 	got, err := withEstimateModel(context.Background(), env, cp, sched)
 	if err != nil {

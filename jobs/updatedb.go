@@ -294,6 +294,13 @@ func UpdateDB(ctx context.Context, env Env, o UpdateOptions) (res *UpdateResult,
 		_ = cp.fs.RemoveAll(run.dir)
 		return nil, fmt.Errorf("updatedb: %w", err)
 	}
+	// The estimating schedule's model of the new version, for the next
+	// round's generate and updatedb; a failure leaves the CrawlDB as it
+	// was.
+	if err := writeEstimateRecord(ctx, env, cp, run.dir, o.Schedule); err != nil {
+		_ = cp.fs.RemoveAll(run.dir)
+		return nil, fmt.Errorf("updatedb: %w", err)
+	}
 	merged, err := installUpdate(env, cp, run, segs)
 	if err != nil {
 		return nil, err
