@@ -283,9 +283,9 @@
 // The estimate policy is trawl's estimating schedule,
 // crawldb.EstimateSchedule (schedule.name estimate), run as a crawl runs
 // it: before every round its model is fitted to the datums as the
-// CrawlDB has them (crawldb.FitEstimateModel, which generate and updatedb
-// call before they run), and the round's generate and updatedb use the
-// schedule over that model. It asks how close a crawler that knows only
+// CrawlDB has them (crawldb.FitEstimateModel; a crawl's updatedb fits it
+// to the version it installs), and the round's generate and updatedb use
+// the schedule over that model. It asks how close a crawler that knows only
 // its own fetches gets to the oracle.
 //
 // A page's history is its intervals between fetches, from its first
@@ -382,8 +382,11 @@
 // histories, two allocations) and re-planning every fetched page in every
 // generate make estimate the slowest policy: about 20 s per 60-day
 // simulation of 18,721 pages on 2 busy cores, against 0.3-0.4 s for
-// adaptive. In a crawl, generate and updatedb each read the CrawlDB's
-// url, fetch count, features and history columns three times to fit it.
+// adaptive. In a crawl, updatedb fits the model to the version it
+// installs (one read of its url, status, fetch count, features and
+// history columns; the fit itself runs on a uniform sample of at most
+// 50,000 pages) and records it there for the next generate and updatedb:
+// 11 s for 1.35 million URLs on one busy core.
 //
 // Variants measured on web 1 before the estimator used Last-Modified
 // dates and before it became a crawl schedule (mean freshness):

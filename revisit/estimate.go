@@ -16,8 +16,8 @@ const SourceEstimate = crawldb.SourceEstimate
 // estimatePolicy is trawl's estimating schedule, crawldb.EstimateSchedule,
 // run as a crawl with `schedule.name estimate` runs it: before every
 // round the model is refitted to the datums as the CrawlDB has them
-// (crawldb.FitEstimateModel, as generate and updatedb do before they
-// run), with the daily budget as schedule.estimate.fetchesPerDay and the
+// (crawldb.FitEstimateModel, as a crawl's updatedb does for the version it
+// installs), with the daily budget as schedule.estimate.fetchesPerDay and the
 // fetch lag as its slack, and the round's generate and updatedb use the
 // schedule over that model. See crawldb.EstimateSchedule for the
 // estimator (every page's rate from its own censored history and
