@@ -62,3 +62,17 @@ func TestTextBuf(t *testing.T) {
 		t.Errorf("limit: %q", b.String())
 	}
 }
+
+// TestTitledMD5: titledMD5 is MD5Signature of the joined title and text,
+// and of the body when both are empty.
+func TestTitledMD5(t *testing.T) {
+	body := []byte("<html>raw</html>")
+	for _, c := range []struct{ title, text, joined string }{
+		{"T", "some text", "T some text"}, {"", "some text", "some text"}, {"T", "", "T"}, {"", "", ""},
+	} {
+		got, want := titledMD5(c.title, c.text, body), MD5Signature(c.joined, body)
+		if string(got) != string(want) || len(got) != 16 {
+			t.Errorf("titledMD5(%q, %q) = %x, want %x", c.title, c.text, got, want)
+		}
+	}
+}

@@ -251,16 +251,16 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 
 // finish computes the signatures and applies the robots directives.
 func (p *Parser) finish(res *Result, body []byte) {
-	sig := res.Text
-	if res.Title != "" {
-		if sig == "" {
-			sig = res.Title
-		} else {
-			sig = res.Title + " " + sig
-		}
-	}
-	res.MD5 = MD5Signature(sig, body)
+	res.MD5 = titledMD5(res.Title, res.Text, body)
 	if !p.o.NoTextProfile {
+		sig := res.Text
+		if res.Title != "" {
+			if sig == "" {
+				sig = res.Title
+			} else {
+				sig = res.Title + " " + sig
+			}
+		}
 		pr := p.profs.Get().(*profiler)
 		res.TextProfile = pr.sum(p.o.TextProfile, sig, body)
 		if cap(pr.arena) < 1<<20 {
