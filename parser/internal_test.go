@@ -76,3 +76,21 @@ func TestTitledMD5(t *testing.T) {
 		}
 	}
 }
+
+// TestHasMetaTag: the prescan's shortcut finds "<meta" in any case, and
+// only that.
+func TestHasMetaTag(t *testing.T) {
+	for in, want := range map[string]bool{
+		`<html><META charset=utf-8>`: true, `<meta`: true, `<Meta http-equiv=x>`: true, `x<<meta`: true,
+		`<html><head><title>`: false, `<met`: false, `meta charset`: false, `< meta`: false, ``: false,
+	} {
+		if got := hasMetaTag([]byte(in)); got != want {
+			t.Errorf("hasMetaTag(%q) = %v", in, got)
+		}
+	}
+	for _, in := range []string{`<html><meta charset="koi8-r">`, `<HTML><META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=iso-8859-2">`} {
+		if prescan([]byte(in)) == "" {
+			t.Errorf("prescan(%q) found no charset", in)
+		}
+	}
+}
