@@ -47,6 +47,7 @@ func TestDefaultFetchOptionsAreTheSettings(t *testing.T) {
 		"StallTimeout":         {d.StallTimeout, cfg.Duration(config.FetcherStallTimeout)},
 		"ProgressInterval":     {d.ProgressInterval, cfg.Duration(config.EngineProgressInterval)},
 		"NoProgressLog":        {d.NoProgressLog, cfg.Duration(config.EngineProgressInterval) <= 0},
+		"ContentCompression":   {d.ContentCompression, cfg.String(config.FetcherContentCompression)},
 		"DNS.CacheSize":        {d.DNS.CacheSize, cfg.Int(config.FetcherDNSCacheSize)},
 		"DNS.RefreshPeriod":    {d.DNS.RefreshPeriod, cfg.Duration(config.FetcherDNSRefreshPeriod)},
 		"DNS.NegativeTTL":      {d.DNS.NegativeTTL, cfg.Duration(config.FetcherDNSNegativeTTL)},

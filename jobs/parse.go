@@ -42,9 +42,10 @@ type ParseOptions struct {
 	// Signature is the signature used for change detection, set as
 	// ParseData.Signature and in crawl_parse: parser.SignatureMD5 ("md5",
 	// the default when empty) or parser.SignatureTextProfile
-	// ("text-profile"). ParseData.FuzzySignature always holds the text
-	// profile; with text-profile, the MD5 signature is kept (hex) in
-	// ParseData.Meta["signature.md5"].
+	// ("text-profile"). With text-profile, ParseData.FuzzySignature holds
+	// it too and the MD5 signature is kept (hex) in
+	// ParseData.Meta["signature.md5"]; with md5 the text profile is not
+	// computed (nothing would read it) and FuzzySignature is empty.
 	Signature string
 	// IgnoreInternalLinks and IgnoreExternalLinks drop outlinks to the
 	// page's own host and to other hosts (registered domains when Scope is
@@ -328,7 +329,8 @@ func (s parseJob) pageParser() (*pageParser, error) {
 		return nil, err
 	}
 	po := parser.Options{MaxOutlinks: s.MaxOutlinks, Scope: s.Scope,
-		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks}
+		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks,
+		NoTextProfile: s.Signature != parser.SignatureTextProfile}
 	if s.AllOutlinks {
 		po.MaxOutlinks = -1 // parser.Options' "no cap"
 	}
@@ -446,7 +448,7 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 	}
 	res, err := pp.p.Parse(*content)
 	if err != nil {
-		parseFailed(t, url, content, fetchTime, err, out)
+		parseFailed(t, url, content, fetchTime, err, pp.signature == parser.SignatureTextProfile, out)
 		return nil
 	}
 	countParsed(t, content, res)
@@ -513,8 +515,9 @@ func skipTruncated(t *mapreduce.Task, url string, content *segment.Content, out 
 
 // parseFailed records a page that failed to parse: a parse_data row with
 // the reason and, as Nutch's signature falls back to the MD5 of the raw
-// content, a signature update with that MD5.
-func parseFailed(t *mapreduce.Task, url string, content *segment.Content, fetchTime time.Time, err error, out func(parseOut)) {
+// content, a signature update with that MD5 (also the row's
+// FuzzySignature when fuzzy, the text-profile signature being in use).
+func parseFailed(t *mapreduce.Task, url string, content *segment.Content, fetchTime time.Time, err error, fuzzy bool, out func(parseOut)) {
 	var pe *parser.Error
 	kind := "error"
 	switch {
@@ -532,7 +535,11 @@ func parseFailed(t *mapreduce.Task, url string, content *segment.Content, fetchT
 	if len(msg) > maxMessage {
 		msg = strings.ToValidUTF8(msg[:maxMessage], "") + "..."
 	}
-	out(parseOut{Data: &segment.ParseData{URL: url, Message: msg, Signature: sum, FuzzySignature: sum, Features: feat}})
+	data := &segment.ParseData{URL: url, Message: msg, Signature: sum, Features: feat}
+	if fuzzy {
+		data.FuzzySignature = sum
+	}
+	out(parseOut{Data: data})
 	out(parseOut{Update: &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature, Signature: sum, Features: feat, FetchTime: fetchTime}})
 }
 

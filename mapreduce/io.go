@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/trawl/trawl/parquetio"
@@ -182,12 +183,14 @@ func Write[O any](path string) Output[O] {
 // WriteRouted is an output of the records route accepts, converted to type
 // T, as Parquet part files under path. A job with several routed outputs
 // writes records of different types from one reduce (as Hadoop's
-// MultipleOutputs does).
-func WriteRouted[T, O any](path string, route func(O) (T, bool)) Output[O] {
+// MultipleOutputs does). opts are added to the part files' writer options
+// (parquetio.WithCompression, for one); the engine sets the spool
+// directory.
+func WriteRouted[T, O any](path string, route func(O) (T, bool), opts ...parquetio.WriterOption) Output[O] {
 	return &output[O]{impl: outputImpl[O]{
 		path: path,
 		sink: func(create func() (io.WriteCloser, error), spoolDir string) partSink[O] {
-			return &routedSink[T, O]{route: route, create: create, spoolDir: spoolDir}
+			return &routedSink[T, O]{route: route, create: create, spoolDir: spoolDir, opts: opts}
 		},
 	}}
 }
@@ -196,6 +199,7 @@ type routedSink[T, O any] struct {
 	route    func(O) (T, bool)
 	create   func() (io.WriteCloser, error)
 	spoolDir string
+	opts     []parquetio.WriterOption
 	f        io.WriteCloser
 	cw       countingWriter
 	w        *parquetio.Writer[T]
@@ -216,7 +220,7 @@ func (s *routedSink[T, O]) offer(o *O) error {
 		}
 		s.f = f
 		s.cw.w = f
-		s.w = parquetio.NewWriter[T](&s.cw, parquetio.SpoolDir(s.spoolDir))
+		s.w = parquetio.NewWriter[T](&s.cw, append(slices.Clip(s.opts), parquetio.SpoolDir(s.spoolDir))...)
 	}
 	s.batch = append(s.batch, t)
 	if len(s.batch) >= sinkBatch {

@@ -2,7 +2,8 @@
 // value of a struct type T) over trawl's storage interface, with
 // parquet-go underneath.
 //
-// Files are written zstd-compressed with page statistics, in row groups
+// Files are written zstd-compressed (or with another codec, see
+// WithCompression) with page statistics, in row groups
 // bounded by size (64 MiB of buffered data by default) or by a row count,
 // so that readers can stream them and the engine can split them. They are
 // plain Parquet, readable by Arrow, DuckDB, pyarrow or Spark. A writer keeps
@@ -26,7 +27,6 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/trawl/trawl/storage"
 )
@@ -45,6 +45,7 @@ type writerConfig struct {
 	rowGroupRows  int64
 	metadata      map[string]string
 	spoolDir      string
+	compression   Compression
 }
 
 // RowGroupBytes bounds a row group by its estimated buffered size in bytes
@@ -102,8 +103,12 @@ type Writer[T any] struct {
 // Close must be called to write the footer; it does not close w.
 func NewWriter[T any](w io.Writer, opts ...WriterOption) *Writer[T] {
 	cfg := newWriterConfig(opts)
-	popts := cfg.parquetOptions()
 	wr := &Writer[T]{cfg: cfg}
+	popts, err := cfg.parquetOptions()
+	if err != nil {
+		wr.err = fmt.Errorf("parquetio: cannot write %v: %w", reflect.TypeFor[T](), err)
+		return wr
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -123,10 +128,15 @@ func newWriterConfig(opts []WriterOption) writerConfig {
 	return cfg
 }
 
-// parquetOptions are the parquet-go writer options of c.
-func (c *writerConfig) parquetOptions() []parquet.WriterOption {
+// parquetOptions are the parquet-go writer options of c; the error is an
+// unknown compression's.
+func (c *writerConfig) parquetOptions() ([]parquet.WriterOption, error) {
+	codec, err := c.compression.codec()
+	if err != nil {
+		return nil, err
+	}
 	popts := []parquet.WriterOption{
-		parquet.Compression(newZstdCodec(zstd.SpeedDefault)),
+		parquet.Compression(codec),
 		parquet.DataPageStatistics(true),
 		parquet.CreatedBy("trawl", "", ""),
 		parquet.ColumnPageBuffers(&spoolPool{dir: c.spoolDir}),
@@ -134,7 +144,7 @@ func (c *writerConfig) parquetOptions() []parquet.WriterOption {
 	for k, v := range c.metadata {
 		popts = append(popts, parquet.KeyValueMetadata(k, v))
 	}
-	return popts
+	return popts, nil
 }
 
 // sizeCheckEvery is how many rows pass between checks of the buffered size.

@@ -110,7 +110,11 @@ func TestSpooledWriterSameBytes(t *testing.T) {
 	}
 	cfg := newWriterConfig([]WriterOption{Metadata("k", "v")})
 	var inMemory bytes.Buffer
-	pw := parquet.NewGenericWriter[rec](&inMemory, append(cfg.parquetOptions(), parquet.ColumnPageBuffers(parquet.NewBufferPool()))...)
+	popts, err := cfg.parquetOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := parquet.NewGenericWriter[rec](&inMemory, append(popts, parquet.ColumnPageBuffers(parquet.NewBufferPool()))...)
 	for i := 0; i < len(recs); i += 1000 {
 		if _, err := pw.Write(recs[i : i+1000]); err != nil {
 			t.Fatal(err)

@@ -32,6 +32,14 @@ func newZstdCodec(level zstd.EncoderLevel) *zstdCodec {
 	return &zstdCodec{level: level, decoder: pqzstd.Codec{Level: level}}
 }
 
+// The codecs the writers share, one per level, so that an encoder (about
+// a megabyte of tables and history to build) serves every file written
+// until a garbage collection empties the pool, not one file.
+var (
+	zstdDefaultCodec = newZstdCodec(zstd.SpeedDefault)
+	zstdFastestCodec = newZstdCodec(zstd.SpeedFastest)
+)
+
 // String names the codec as parquet-go does.
 func (c *zstdCodec) String() string { return "ZSTD" }
 

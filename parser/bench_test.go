@@ -42,6 +42,23 @@ func BenchmarkParseSimweb(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 }
 
+// BenchmarkParseSimwebMD5 is BenchmarkParseSimweb computing the MD5
+// signature only (Options.NoTextProfile), as the parse job does when the
+// signature in use is md5.
+func BenchmarkParseSimwebMD5(b *testing.B) {
+	pages, total := benchPages(b)
+	p := parser.New(parser.Options{Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions()), NoTextProfile: true})
+	b.SetBytes(total / int64(len(pages)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := p.Parse(pages[i%len(pages)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
 // BenchmarkParseSimwebParallel is BenchmarkParseSimweb on all CPUs with
 // one shared Parser.
 func BenchmarkParseSimwebParallel(b *testing.B) {

@@ -141,12 +141,30 @@ func isHTMLSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
+// hasMetaTag reports whether b holds "<meta", in any case: the tokenizer
+// sees a meta start tag only where it does.
+func hasMetaTag(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, '<')
+		if i < 0 || len(b)-i < 5 {
+			return false
+		}
+		if m := b[i+1 : i+5]; m[0]|0x20 == 'm' && m[1]|0x20 == 'e' && m[2]|0x20 == 't' && m[3]|0x20 == 'a' {
+			return true
+		}
+		b = b[i+1:]
+	}
+}
+
 // prescan looks for a <meta charset> or <meta http-equiv=content-type
 // content="...charset=..."> in the first prescanBytes of body and returns
 // its label ("" if none).
 func prescan(body []byte) string {
 	if len(body) > prescanBytes {
 		body = body[:prescanBytes]
+	}
+	if !hasMetaTag(body) {
+		return "" // no tokenizer (4 KiB and more to allocate) for nothing
 	}
 	z := html.NewTokenizer(bytes.NewReader(body))
 	for {

@@ -62,3 +62,35 @@ func TestTextBuf(t *testing.T) {
 		t.Errorf("limit: %q", b.String())
 	}
 }
+
+// TestTitledMD5: titledMD5 is MD5Signature of the joined title and text,
+// and of the body when both are empty.
+func TestTitledMD5(t *testing.T) {
+	body := []byte("<html>raw</html>")
+	for _, c := range []struct{ title, text, joined string }{
+		{"T", "some text", "T some text"}, {"", "some text", "some text"}, {"T", "", "T"}, {"", "", ""},
+	} {
+		got, want := titledMD5(c.title, c.text, body), MD5Signature(c.joined, body)
+		if string(got) != string(want) || len(got) != 16 {
+			t.Errorf("titledMD5(%q, %q) = %x, want %x", c.title, c.text, got, want)
+		}
+	}
+}
+
+// TestHasMetaTag: the prescan's shortcut finds "<meta" in any case, and
+// only that.
+func TestHasMetaTag(t *testing.T) {
+	for in, want := range map[string]bool{
+		`<html><META charset=utf-8>`: true, `<meta`: true, `<Meta http-equiv=x>`: true, `x<<meta`: true,
+		`<html><head><title>`: false, `<met`: false, `meta charset`: false, `< meta`: false, ``: false,
+	} {
+		if got := hasMetaTag([]byte(in)); got != want {
+			t.Errorf("hasMetaTag(%q) = %v", in, got)
+		}
+	}
+	for _, in := range []string{`<html><meta charset="koi8-r">`, `<HTML><META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=iso-8859-2">`} {
+		if prescan([]byte(in)) == "" {
+			t.Errorf("prescan(%q) found no charset", in)
+		}
+	}
+}

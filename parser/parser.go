@@ -65,6 +65,10 @@ type Options struct {
 	// TextProfile configures the fuzzy signature; the zero value means
 	// DefaultTextProfile().
 	TextProfile TextProfile
+	// NoTextProfile skips the text-profile signature, for callers that use
+	// the MD5 one only: Result.TextProfile is then nil. Profiling a page's
+	// text costs several times what its MD5 does.
+	NoTextProfile bool
 }
 
 // Result is what parsing one page gives.
@@ -106,7 +110,8 @@ type Result struct {
 	// Features are the page's features (Inlinks 0).
 	Features crawldb.Features
 	// MD5 is MD5Signature and TextProfile TextProfileSignature of the
-	// page's signature text (see the package doc).
+	// page's signature text (see the package doc); TextProfile is nil
+	// under Options.NoTextProfile.
 	MD5         []byte
 	TextProfile []byte
 	// Links counts what happened to the page's links.
@@ -246,19 +251,21 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 
 // finish computes the signatures and applies the robots directives.
 func (p *Parser) finish(res *Result, body []byte) {
-	sig := res.Text
-	if res.Title != "" {
-		if sig == "" {
-			sig = res.Title
-		} else {
-			sig = res.Title + " " + sig
+	res.MD5 = titledMD5(res.Title, res.Text, body)
+	if !p.o.NoTextProfile {
+		sig := res.Text
+		if res.Title != "" {
+			if sig == "" {
+				sig = res.Title
+			} else {
+				sig = res.Title + " " + sig
+			}
 		}
-	}
-	res.MD5 = MD5Signature(sig, body)
-	pr := p.profs.Get().(*profiler)
-	res.TextProfile = pr.sum(p.o.TextProfile, sig, body)
-	if cap(pr.arena) < 1<<20 {
-		p.profs.Put(pr)
+		pr := p.profs.Get().(*profiler)
+		res.TextProfile = pr.sum(p.o.TextProfile, sig, body)
+		if cap(pr.arena) < 1<<20 {
+			p.profs.Put(pr)
+		}
 	}
 	if res.NoIndex {
 		res.Text, res.Title = "", ""

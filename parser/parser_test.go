@@ -486,3 +486,25 @@ func TestBrokenHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestNoTextProfile: with NoTextProfile the text profile is not computed,
+// and everything else is as without it.
+func TestNoTextProfile(t *testing.T) {
+	page := []byte(`<html><head><title>T</title></head><body><p>some words to profile, words again</p><a href="/x">x</a></body></html>`)
+	c := segment.Content{URL: "http://site.example/a/b.html", ContentType: "text/html", Body: page}
+	full, err := parser.New(parser.Options{}).Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md5Only, err := parser.New(parser.Options{NoTextProfile: true}).Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.TextProfile) != 16 || md5Only.TextProfile != nil {
+		t.Errorf("text profiles %x and, with NoTextProfile, %x", full.TextProfile, md5Only.TextProfile)
+	}
+	full.TextProfile = nil
+	if !reflect.DeepEqual(full, md5Only) {
+		t.Errorf("results differ beyond the text profile:\n%+v\n%+v", full, md5Only)
+	}
+}

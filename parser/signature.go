@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The signature kinds a crawl can use for change detection.
@@ -39,9 +40,31 @@ func MD5Signature(text string, body []byte) []byte {
 		s := md5.Sum(body)
 		return s[:]
 	}
-	s := md5.Sum([]byte(text))
+	s := md5.Sum(bytesOf(text))
 	return s[:]
 }
+
+// titledMD5 is MD5Signature(title+" "+text, body) (just title or text
+// when the other is empty) without building that string.
+func titledMD5(title, text string, body []byte) []byte {
+	switch {
+	case title == "":
+		return MD5Signature(text, body)
+	case text == "":
+		return MD5Signature(title, body)
+	}
+	h := md5.New()
+	h.Write(bytesOf(title))
+	h.Write(space)
+	h.Write(bytesOf(text))
+	return h.Sum(make([]byte, 0, md5.Size))
+}
+
+var space = []byte{' '}
+
+// bytesOf returns the bytes of s without copying them, for reading only
+// (hashing): they must not be modified.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // TextProfile is Nutch's TextProfileSignature with its two settings.
 type TextProfile struct {

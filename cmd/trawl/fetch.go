@@ -126,6 +126,7 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		ThroughputRetries:    cfg.Int(config.FetcherThroughputRetries),
 		StallTimeout:         s.fetchStallTimeout(),
 		ProgressInterval:     cfg.Duration(config.EngineProgressInterval),
+		ContentCompression:   cfg.String(config.FetcherContentCompression),
 	}
 	if o.Agent == "" {
 		o.Agent = defaultAgent

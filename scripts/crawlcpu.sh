@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Crawl CPU per page: serves a synthetic web from a separate trawl process,
+# crawls it with another, and prints the crawl process's CPU time (user +
+# sys, from /usr/bin/time -v) per page fetched, its peak RSS and the bytes
+# of the segments' content. The server's CPU is not counted.
+#
+# Usage: scripts/crawlcpu.sh [TRAWL_BINARY [OUT_DIR [-- EXTRA CRAWL FLAGS]]]
+#
+# The web and crawl are fixed so that two runs are comparable: seed 1, 20,000
+# pages on 200 hosts, no latency, no hazards; 5 rounds, one simulated day
+# apart, topN 1,000,000, no server delay. PAGES, HOSTS and ROUNDS in the
+# environment change them. OUT_DIR keeps the crawl (default: a temporary
+# directory, removed) and the CrawlDB dump, sorted, as crawldb.csv, to
+# compare two crawls. CPUPROFILE=FILE writes a CPU profile of the crawl
+# process to FILE (it costs a little CPU itself). Measure on an otherwise quiet machine, or state the
+# load average printed at the end.
+set -euo pipefail
+trawl=$(realpath "${1:-bin/trawl}")
+out=${2:-}
+shift $(($# < 2 ? $# : 2))
+if [[ ${1:-} == -- ]]; then shift; fi
+pages=${PAGES:-20000}
+hosts=${HOSTS:-200}
+rounds=${ROUNDS:-5}
+work=$(mktemp -d)
+server=
+cleanup() {
+	if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+if [[ -z $out ]]; then out=$work/out; fi
+rm -rf "$out"
+mkdir -p "$out"
+
+"$trawl" --log-level warn simweb serve --pages "$pages" --hosts "$hosts" --latency 0 --hazards none \
+	--seeds-out "$work/seeds.txt" >"$work/serve.out" 2>&1 &
+server=$!
+for _ in $(seq 100); do
+	grep -q '^serving' "$work/serve.out" 2>/dev/null && break
+	sleep 0.1
+done
+httpaddr=$(awk '$1 == "http:" {print $2}' "$work/serve.out")
+dnsaddr=$(awk '$1 == "dns:" {print $2}' "$work/serve.out")
+if [[ -z $httpaddr || -z $dnsaddr ]]; then
+	cat "$work/serve.out" >&2
+	echo "crawlcpu: the simweb server did not start" >&2
+	exit 1
+fi
+
+prof=()
+if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
+/usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
+	--seeds "$work/seeds.txt" --allow-private --agent trawl-bench --server-delay 0 \
+	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \
+	--now 2026-01-01T00:00:00Z --clock-url "http://$httpaddr/_simweb/clock" "$@" >"$out/crawl.out" 2>"$out/crawl.err"
+
+"$trawl" --log-level warn --crawl "$out/crawl" readdb dump --format csv 2>/dev/null | LC_ALL=C sort >"$out/crawldb.csv"
+user=$(awk -F': ' '/User time/ {print $2}' "$out/time.txt")
+sys=$(awk -F': ' '/System time/ {print $2}' "$out/time.txt")
+rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/time.txt")
+wall=$(awk -F': ' '/Elapsed \(wall/ {print $2}' "$out/time.txt")
+fetched=$(awk '$1 == "fetched" {n += $2} END {print n + 0}' "$out/crawl.out")
+content=$(du -sb "$out"/crawl/segments/*/content 2>/dev/null | awk '{n += $1} END {print n + 0}')
+awk -v u="$user" -v s="$sys" -v n="$fetched" -v r="$rss" -v w="$wall" -v c="$content" 'BEGIN {
+	printf "pages fetched   %d\n", n
+	printf "cpu user+sys    %.2f s (user %.2f, sys %.2f); wall %s\n", u + s, u, s, w
+	printf "cpu per page    %.0f us\n", (u + s) * 1e6 / (n > 0 ? n : 1)
+	printf "peak RSS        %.0f MiB\n", r / 1024
+	printf "content bytes   %d (%.0f per page)\n", c, c / (n > 0 ? n : 1)
+}'
+echo "load average    $(cut -d' ' -f1-3 /proc/loadavg)"
