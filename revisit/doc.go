@@ -331,9 +331,9 @@
 //
 //	web  budget  adaptive  oracle  estimate  /adaptive  /oracle
 //	1    5%      0.4835    0.5180  0.4860    1.005     93.8%
-//	1    20%     0.6582    0.7052  0.6868    1.043     97.4%
+//	1    20%     0.6582    0.7052  0.6867    1.043     97.4%
 //	2    5%      0.4727    0.5069  0.4766    1.008     94.0%
-//	2    20%     0.6522    0.6994  0.6832    1.048     97.7%
+//	2    20%     0.6522    0.6994  0.6831    1.047     97.7%
 //
 // The more fetches, the more each page's history says and the closer
 // the estimate gets to the oracle; at 5% the first fetch of every page
@@ -359,9 +359,9 @@
 // days, the oracle planning with its mean rate over the period):
 //
 //	change   default  adaptive  dynamic  oracle  estimate  /adaptive
-//	strong   0.5774   0.5816    0.5658   0.6168  0.5972    1.027
+//	strong   0.5774   0.5816    0.5658   0.6168  0.5973    1.027
 //	weak     0.5833   0.5895    0.5742   0.6266  0.6013    1.020
-//	none     0.5808   0.5862    0.5729   0.6235  0.5970    1.018
+//	none     0.5808   0.5862    0.5729   0.6235  0.5971    1.019
 //	drift    0.5724   0.5769    0.5640   0.6035  0.5867    1.017
 //
 // Histories that are not Poisson processes (`--trace-model MODEL`, seed
@@ -369,10 +369,10 @@
 // TraceModel):
 //
 //	trace      default  adaptive  dynamic  oracle  estimate  /adaptive
-//	timetable  0.3021   0.3110    0.3000   0.3279  0.3195    1.027
-//	bursty     0.5762   0.5872    0.5792   0.5375  0.5945    1.012
-//	quiet      0.6185   0.6300    0.6232   0.6163  0.6336    1.006
-//	mixed      0.6055   0.6167    0.6004   0.6260  0.6255    1.014
+//	timetable  0.3021   0.3110    0.3000   0.3279  0.3175    1.021
+//	bursty     0.5762   0.5872    0.5792   0.5375  0.5947    1.013
+//	quiet      0.6185   0.6300    0.6232   0.6163  0.6327    1.004
+//	mixed      0.6055   0.6167    0.6004   0.6260  0.6254    1.014
 //
 // estimate is never below tuned adaptive; the oracle, which knows only
 // each page's mean rate, loses to both on bursty pages and on pages that
