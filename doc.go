@@ -33,6 +33,14 @@
 // IPageRank for a focused crawl), readdb, readseg and readlinkdb (dump and
 // inspect).
 //
+// updatedb schedules every page's next fetch with one of four schedules
+// (package crawldb): Nutch's default and adaptive ones, Hu and Wu's dynamic
+// one (DBSCAN cluster periods for young pages, a Poisson estimate after 16
+// changes), and the estimating one, which estimates every page's change
+// rate from its own history and Last-Modified dates, shrunk toward similar
+// pages', and allocates the fetch budget for the most freshness (updatedb
+// fits its model to the CrawlDB it writes and records it there).
+//
 // # The shape of a job
 //
 // A driver (jobs.Generate, jobs.UpdateDB, dbscan.Run, ...) is a function of
