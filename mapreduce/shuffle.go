@@ -14,16 +14,21 @@ import (
 )
 
 // The map side of the shuffle: records (partition, key, value) are appended
-// to an arena of fixed-size chunks with a small fixed-size index entry each;
-// when the buffer reaches its budget the index is sorted by (partition, key,
-// value) bytes, optionally combined, and written as a sorted run (spill)
-// file.
+// to an arena of chunks with a small fixed-size index entry each; when the
+// buffer reaches its budget the index is sorted by (partition, key, value)
+// bytes, optionally combined, and written as a sorted run (spill) file.
 //
 // The budget bounds the memory the buffer holds, not the bytes of its
 // records: every arena chunk counts in full and the index counts by its
-// capacity. The arena never moves (chunks are added, never regrown), the
-// index grows only as far as the budget allows, and both are kept across
-// spills and tasks, so a buffer that has filled once allocates nothing more.
+// capacity. Nothing is allocated up front: the arena starts with a chunk of
+// minChunk bytes and each chunk it adds is as large as the chunks it holds
+// together (so the arena doubles), up to a largest chunk of about 1/64 of
+// the budget, and the last chunk is cut to what the budget leaves; the
+// index starts at minEntries and grows by half. A buffer over a few
+// thousand records thus holds a few hundred KiB, whatever its budget. The
+// arena never moves (chunks are added, never regrown), and chunks and index
+// are kept across spills and tasks, so a buffer that has filled once
+// allocates nothing more.
 //
 // Run file format: for each partition in order, its records; a record is
 // uvarint(len(key)+1) and the key, or uvarint 0 when the key equals the
@@ -43,8 +48,10 @@ type sortEntry struct {
 // entrySize is the size of a sortEntry in memory.
 const entrySize = int(unsafe.Sizeof(sortEntry{}))
 
-// Arena chunk sizes: a buffer's chunks are about 1/64 of its budget,
-// within these bounds. A record larger than a chunk gets a chunk of its own.
+// Arena chunk sizes: a buffer's first chunk is minChunk bytes, and its
+// chunks grow to about 1/64 of its budget, within these bounds. A record
+// larger than that gets a chunk of its own, dropped when the buffer is
+// emptied.
 const (
 	minChunk = 16 << 10
 	maxChunk = 4 << 20
@@ -57,18 +64,27 @@ const minEntries = 256
 type sortBuffer struct {
 	chunks    [][]byte // arena; chunks[:cur+1] hold records, the rest are free
 	cur       int      // chunk being filled
-	chunkSize int
-	held      int // bytes of the chunks' capacities
+	chunkSize int      // the largest chunk the arena grows by
+	held      int      // bytes of the chunks' capacities
 	ents      []sortEntry
 	budget    int
 }
 
+// newSortBuffer returns an empty buffer of the given budget; it allocates
+// nothing until records come.
 func newSortBuffer(budget int64) *sortBuffer {
 	if budget < 4<<10 {
 		budget = 4 << 10
 	}
 	cs := min(max(int(budget/64), minChunk), maxChunk, int(budget/4))
 	return &sortBuffer{budget: int(budget), chunkSize: cs}
+}
+
+// nextChunk is the size of the chunk the arena grows by next: as large as
+// the chunks it holds (at least minChunk, at most chunkSize), cut to room
+// bytes, and at least n (the record it is made for).
+func (b *sortBuffer) nextChunk(n, room int) int {
+	return max(min(max(b.held, minChunk), b.chunkSize, room), n)
 }
 
 func keyPrefix(k []byte) (uint64, uint64) {
@@ -90,11 +106,17 @@ func (b *sortBuffer) add(part int, key string, val []byte) bool {
 		}
 	}
 	chunkNeed := 0
+	room := b.budget - b.size()
 	if next >= len(b.chunks) || len(b.chunks[next])+n > cap(b.chunks[next]) {
-		chunkNeed = max(b.chunkSize, n)
+		// Room for the index to grow by a little is kept aside, so that a
+		// chunk cut to the budget does not leave the index full.
+		idxRoom := 0
+		if len(b.ents) == cap(b.ents) {
+			idxRoom = max(cap(b.ents)/2, minEntries) / 8 * entrySize
+		}
+		chunkNeed = b.nextChunk(n, room-idxRoom)
 	}
 	idxGrow := 0
-	room := b.budget - b.size()
 	if len(b.ents) == cap(b.ents) {
 		// Grow the index by half, within what the budget leaves; a
 		// growth much smaller than that is not worth copying the index.
@@ -144,13 +166,13 @@ func (b *sortBuffer) add(part int, key string, val []byte) bool {
 func (b *sortBuffer) size() int   { return b.held + cap(b.ents)*entrySize }
 func (b *sortBuffer) empty() bool { return len(b.ents) == 0 }
 
-// reset empties the buffer, keeping its memory. Chunks larger than the
-// chunk size (made for one large record) are dropped.
+// reset empties the buffer, keeping its memory. Chunks larger than
+// chunkSize (made for one large record) are dropped.
 func (b *sortBuffer) reset() {
 	b.ents = b.ents[:0]
 	keep := b.chunks[:0]
 	for _, c := range b.chunks {
-		if cap(c) == b.chunkSize {
+		if cap(c) <= b.chunkSize {
 			keep = append(keep, c[:0])
 		} else {
 			b.held -= cap(c)
