@@ -195,3 +195,22 @@ func TestSortBufferSpillMergeWithGrowth(t *testing.T) {
 	}
 	checkRuns(t, sh, recs)
 }
+
+// TestMergeBufSize checks that a task's merge read buffers keep within
+// its share of the budget, between their bounds.
+func TestMergeBufSize(t *testing.T) {
+	for _, c := range []struct {
+		share      int64
+		runs, most int
+		want       int
+	}{
+		{128 << 20, 64, 64 << 10, 64 << 10},
+		{1 << 20, 64, 64 << 10, 16 << 10},
+		{1 << 20, 0, 256 << 10, 256 << 10},
+		{64 << 10, 64, 64 << 10, 4 << 10},
+	} {
+		if got := mergeBufSize(c.share, c.runs, c.most); got != c.want {
+			t.Errorf("mergeBufSize(%d, %d, %d) = %d, want %d", c.share, c.runs, c.most, got, c.want)
+		}
+	}
+}
