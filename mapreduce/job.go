@@ -84,8 +84,9 @@
 // parquet-go's page buffer of each column (256 KiB for a required column),
 // the first 64 KiB of each column chunk of the row group it is writing
 // (the rest is spooled to the temporary directory) and a zstd encoder,
-// about 7 MiB for a CrawlDB writer; a spill or merge writes through a
-// 256 KiB buffer. Per process there are the Go runtime and the program,
+// about 7 MiB for a CrawlDB writer; a spill writes through a buffer the
+// size of its records, at most 256 KiB, as a merge pass does. Read
+// buffers are no larger than the run partitions they read. Per process there are the Go runtime and the program,
 // about 25 MiB.
 //
 // MemoryLimit is the soft memory limit the trawl commands set from the

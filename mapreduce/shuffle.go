@@ -246,13 +246,18 @@ type runWriter struct {
 	tmp     [binary.MaxVarintLen64]byte
 }
 
-func createRun(dir, name string, parts int) (*runWriter, error) {
+// runWriteBuf is the largest write buffer of a run.
+const runWriteBuf = 256 << 10
+
+// createRun creates run file name in dir, written through a buffer of
+// bufSize bytes.
+func createRun(dir, name string, parts, bufSize int) (*runWriter, error) {
 	p := filepath.Join(dir, name)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create spill: %w", err)
 	}
-	rw := &runWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), run: run{path: p, offs: make([]int64, parts+1)}}
+	rw := &runWriter{f: f, w: bufio.NewWriterSize(f, bufSize), run: run{path: p, offs: make([]int64, parts+1)}}
 	return rw, nil
 }
 
@@ -306,10 +311,15 @@ func (rw *runWriter) abort() {
 }
 
 // spill sorts the buffer, combines it if combine is set, and writes it as a
-// run. The buffer is reset.
+// run, through a write buffer no larger than the records. The buffer is
+// reset.
 func (b *sortBuffer) spill(dir, name string, parts int, combine combineFn) (run, error) {
 	b.sort()
-	rw, err := createRun(dir, name, parts)
+	var data int
+	for i := range b.ents {
+		data += int(b.ents[i].klen + b.ents[i].vlen)
+	}
+	rw, err := createRun(dir, name, parts, min(max(data+data/8, 4<<10), runWriteBuf))
 	if err != nil {
 		return run{}, err
 	}
@@ -373,6 +383,8 @@ type runReader struct {
 	name string
 }
 
+// openRunPart opens partition part of rn for reading, through a buffer of
+// bufSize bytes at most; nil if the partition is empty.
 func openRunPart(rn *run, part int, bufSize int) (*runReader, error) {
 	start, end := rn.offs[part], rn.offs[part+1]
 	if start == end {
@@ -383,6 +395,8 @@ func openRunPart(rn *run, part int, bufSize int) (*runReader, error) {
 		return nil, fmt.Errorf("open spill: %w", err)
 	}
 	sr := io.NewSectionReader(f, start, end-start)
+	// No larger than the partition: bufio makes it at least 16 bytes.
+	bufSize = int(min(int64(bufSize), end-start))
 	return &runReader{f: f, r: bufio.NewReaderSize(sr, bufSize), left: end - start, name: rn.path}, nil
 }
 
@@ -531,7 +545,7 @@ func (m *merger) close() {
 
 // mergeRuns merges runs (all partitions) into one new run in dir.
 func mergeRuns(runs []run, parts int, dir, name string, bufSize int) (run, error) {
-	rw, err := createRun(dir, name, parts)
+	rw, err := createRun(dir, name, parts, runWriteBuf)
 	if err != nil {
 		return run{}, err
 	}
