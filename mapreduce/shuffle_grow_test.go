@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -212,5 +213,45 @@ func TestMergeBufSize(t *testing.T) {
 		if got := mergeBufSize(c.share, c.runs, c.most); got != c.want {
 			t.Errorf("mergeBufSize(%d, %d, %d) = %d, want %d", c.share, c.runs, c.most, got, c.want)
 		}
+	}
+}
+
+// TestSmallShuffleAllocatesLittle runs 100 records through a map shuffle
+// with the default budget's share and merges them back with the largest
+// read buffers: sort buffer, spill and merge together allocate far less
+// than the share (a few times the records' bytes, not megabytes).
+func TestSmallShuffleAllocatesLittle(t *testing.T) {
+	recs := urlRecords(5, 100, 2, 40)
+	dir := t.TempDir()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	sh := &mapShuffle{buf: newSortBuffer(DefaultMemoryBudget / 2), parts: 2, dir: dir, prefix: "m", c: &Counters{}}
+	for _, r := range recs {
+		if err := sh.add(r.part, r.key, []byte(r.val)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sh.finish(); err != nil {
+		t.Fatal(err)
+	}
+	for p := range 2 {
+		m, err := newMerger(sh.runs, p, 256<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, _, _, err := m.next(); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.close()
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 128<<10 {
+		t.Errorf("100 records through the shuffle allocated %d KiB", got>>10)
+	} else {
+		t.Logf("100 records through the shuffle allocated %d KiB", got>>10)
 	}
 }
