@@ -100,10 +100,11 @@
 // is 217 MiB, its peak resident memory above the 21-25 MiB of the process
 // before it): 75 MiB at a 16 MiB budget (limit 160 MiB), 137 MiB at 64 MiB
 // (limit 208 MiB), 362 MiB at 256 MiB (limit 400 MiB). A whole embedded
-// crawl (trawl crawl --simweb, three rounds) peaks at 90-100 MiB for a
+// crawl (trawl crawl --simweb, three rounds) peaks at 85-110 MiB for a
 // 600-page web and 165-190 MiB for a 20000-page one (about 7400 pages
 // fetched), at either a 64 MiB or the default budget: its jobs' data fits
-// the budget and the fixed part dominates.
+// the budget, and the fixed part and the collector's timing decide (open
+// Parquet writers most of all).
 package mapreduce
 
 import (
