@@ -370,12 +370,12 @@ func (lj *localJob) runReduces(mapRuns [][]run) ([]TaskStat, error) {
 		runs = append(runs, rs...)
 	}
 	nred := lj.ej.reduces()
-	runs, err := lj.tr.mergePasses(runs, nred, lj.tmp, lj.factor)
+	share := lj.budget / int64(lj.par)
+	runs, err := lj.tr.mergePasses(runs, nred, lj.tmp, lj.factor, mergeBufSize(share, lj.factor, 64<<10))
 	if err != nil {
 		return nil, err
 	}
-	bufSize := int(lj.budget / int64(lj.par) / int64(max(len(runs), 1)))
-	bufSize = min(max(bufSize, 4<<10), 256<<10)
+	bufSize := mergeBufSize(share, len(runs), 256<<10)
 	stats := make([]TaskStat, nred)
 	var total int64
 	for _, r := range runs {
@@ -583,14 +583,22 @@ func stackSummary(st []byte) string {
 	return strings.Join(lines, "\n")
 }
 
-// mergePasses merges runs in groups of factor until at most factor remain.
-func (tr *taskRunner) mergePasses(runs []run, parts int, dir string, factor int) ([]run, error) {
+// mergeBufSize is the read buffer size of each of the runs a task merges
+// at once: the task's share of the memory budget split between them, at
+// least 4 KiB and at most most.
+func mergeBufSize(share int64, runs, most int) int {
+	return int(min(max(share/int64(max(runs, 1)), 4<<10), int64(most)))
+}
+
+// mergePasses merges runs in groups of factor, reading each with a buffer
+// of bufSize bytes, until at most factor remain.
+func (tr *taskRunner) mergePasses(runs []run, parts int, dir string, factor, bufSize int) ([]run, error) {
 	for pass := 0; len(runs) > factor; pass++ {
 		groups := (len(runs) + factor - 1) / factor
 		next := make([]run, groups)
 		err := tr.run(groups, fmt.Sprintf("merge%d", pass), func(t *Task, c *Counters, g int) error {
 			lo, hi := g*factor, min((g+1)*factor, len(runs))
-			r, err := mergeRuns(runs[lo:hi], parts, dir, fmt.Sprintf("merge%d-%05d_%d.run", pass, g, t.Attempt), 64<<10)
+			r, err := mergeRuns(runs[lo:hi], parts, dir, fmt.Sprintf("merge%d-%05d_%d.run", pass, g, t.Attempt), bufSize)
 			if err != nil {
 				return err
 			}

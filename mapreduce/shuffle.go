@@ -14,16 +14,21 @@ import (
 )
 
 // The map side of the shuffle: records (partition, key, value) are appended
-// to an arena of fixed-size chunks with a small fixed-size index entry each;
-// when the buffer reaches its budget the index is sorted by (partition, key,
-// value) bytes, optionally combined, and written as a sorted run (spill)
-// file.
+// to an arena of chunks with a small fixed-size index entry each; when the
+// buffer reaches its budget the index is sorted by (partition, key, value)
+// bytes, optionally combined, and written as a sorted run (spill) file.
 //
 // The budget bounds the memory the buffer holds, not the bytes of its
 // records: every arena chunk counts in full and the index counts by its
-// capacity. The arena never moves (chunks are added, never regrown), the
-// index grows only as far as the budget allows, and both are kept across
-// spills and tasks, so a buffer that has filled once allocates nothing more.
+// capacity. Nothing is allocated up front: the arena starts with a chunk of
+// minChunk bytes and each chunk it adds is as large as the chunks it holds
+// together (so the arena doubles), up to a largest chunk of about 1/64 of
+// the budget, and the last chunk is cut to what the budget leaves; the
+// index starts at minEntries and grows by half. A buffer over a few
+// thousand records thus holds a few hundred KiB, whatever its budget. The
+// arena never moves (chunks are added, never regrown), and chunks and index
+// are kept across spills and tasks, so a buffer that has filled once
+// allocates nothing more.
 //
 // Run file format: for each partition in order, its records; a record is
 // uvarint(len(key)+1) and the key, or uvarint 0 when the key equals the
@@ -43,8 +48,10 @@ type sortEntry struct {
 // entrySize is the size of a sortEntry in memory.
 const entrySize = int(unsafe.Sizeof(sortEntry{}))
 
-// Arena chunk sizes: a buffer's chunks are about 1/64 of its budget,
-// within these bounds. A record larger than a chunk gets a chunk of its own.
+// Arena chunk sizes: a buffer's first chunk is minChunk bytes, and its
+// chunks grow to about 1/64 of its budget, within these bounds. A record
+// larger than that gets a chunk of its own, dropped when the buffer is
+// emptied.
 const (
 	minChunk = 16 << 10
 	maxChunk = 4 << 20
@@ -57,18 +64,27 @@ const minEntries = 256
 type sortBuffer struct {
 	chunks    [][]byte // arena; chunks[:cur+1] hold records, the rest are free
 	cur       int      // chunk being filled
-	chunkSize int
-	held      int // bytes of the chunks' capacities
+	chunkSize int      // the largest chunk the arena grows by
+	held      int      // bytes of the chunks' capacities
 	ents      []sortEntry
 	budget    int
 }
 
+// newSortBuffer returns an empty buffer of the given budget; it allocates
+// nothing until records come.
 func newSortBuffer(budget int64) *sortBuffer {
 	if budget < 4<<10 {
 		budget = 4 << 10
 	}
 	cs := min(max(int(budget/64), minChunk), maxChunk, int(budget/4))
 	return &sortBuffer{budget: int(budget), chunkSize: cs}
+}
+
+// nextChunk is the size of the chunk the arena grows by next: as large as
+// the chunks it holds (at least minChunk, at most chunkSize), cut to room
+// bytes, and at least n (the record it is made for).
+func (b *sortBuffer) nextChunk(n, room int) int {
+	return max(min(max(b.held, minChunk), b.chunkSize, room), n)
 }
 
 func keyPrefix(k []byte) (uint64, uint64) {
@@ -90,11 +106,17 @@ func (b *sortBuffer) add(part int, key string, val []byte) bool {
 		}
 	}
 	chunkNeed := 0
+	room := b.budget - b.size()
 	if next >= len(b.chunks) || len(b.chunks[next])+n > cap(b.chunks[next]) {
-		chunkNeed = max(b.chunkSize, n)
+		// Room for the index to grow by a little is kept aside, so that a
+		// chunk cut to the budget does not leave the index full.
+		idxRoom := 0
+		if len(b.ents) == cap(b.ents) {
+			idxRoom = max(cap(b.ents)/2, minEntries) / 8 * entrySize
+		}
+		chunkNeed = b.nextChunk(n, room-idxRoom)
 	}
 	idxGrow := 0
-	room := b.budget - b.size()
 	if len(b.ents) == cap(b.ents) {
 		// Grow the index by half, within what the budget leaves; a
 		// growth much smaller than that is not worth copying the index.
@@ -144,13 +166,13 @@ func (b *sortBuffer) add(part int, key string, val []byte) bool {
 func (b *sortBuffer) size() int   { return b.held + cap(b.ents)*entrySize }
 func (b *sortBuffer) empty() bool { return len(b.ents) == 0 }
 
-// reset empties the buffer, keeping its memory. Chunks larger than the
-// chunk size (made for one large record) are dropped.
+// reset empties the buffer, keeping its memory. Chunks larger than
+// chunkSize (made for one large record) are dropped.
 func (b *sortBuffer) reset() {
 	b.ents = b.ents[:0]
 	keep := b.chunks[:0]
 	for _, c := range b.chunks {
-		if cap(c) == b.chunkSize {
+		if cap(c) <= b.chunkSize {
 			keep = append(keep, c[:0])
 		} else {
 			b.held -= cap(c)
@@ -224,13 +246,18 @@ type runWriter struct {
 	tmp     [binary.MaxVarintLen64]byte
 }
 
-func createRun(dir, name string, parts int) (*runWriter, error) {
+// runWriteBuf is the largest write buffer of a run.
+const runWriteBuf = 256 << 10
+
+// createRun creates run file name in dir, written through a buffer of
+// bufSize bytes.
+func createRun(dir, name string, parts, bufSize int) (*runWriter, error) {
 	p := filepath.Join(dir, name)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create spill: %w", err)
 	}
-	rw := &runWriter{f: f, w: bufio.NewWriterSize(f, 256<<10), run: run{path: p, offs: make([]int64, parts+1)}}
+	rw := &runWriter{f: f, w: bufio.NewWriterSize(f, bufSize), run: run{path: p, offs: make([]int64, parts+1)}}
 	return rw, nil
 }
 
@@ -284,10 +311,15 @@ func (rw *runWriter) abort() {
 }
 
 // spill sorts the buffer, combines it if combine is set, and writes it as a
-// run. The buffer is reset.
+// run, through a write buffer no larger than the records. The buffer is
+// reset.
 func (b *sortBuffer) spill(dir, name string, parts int, combine combineFn) (run, error) {
 	b.sort()
-	rw, err := createRun(dir, name, parts)
+	var data int
+	for i := range b.ents {
+		data += int(b.ents[i].klen + b.ents[i].vlen)
+	}
+	rw, err := createRun(dir, name, parts, min(max(data+data/8, 4<<10), runWriteBuf))
 	if err != nil {
 		return run{}, err
 	}
@@ -351,6 +383,8 @@ type runReader struct {
 	name string
 }
 
+// openRunPart opens partition part of rn for reading, through a buffer of
+// bufSize bytes at most; nil if the partition is empty.
 func openRunPart(rn *run, part int, bufSize int) (*runReader, error) {
 	start, end := rn.offs[part], rn.offs[part+1]
 	if start == end {
@@ -361,6 +395,8 @@ func openRunPart(rn *run, part int, bufSize int) (*runReader, error) {
 		return nil, fmt.Errorf("open spill: %w", err)
 	}
 	sr := io.NewSectionReader(f, start, end-start)
+	// No larger than the partition: bufio makes it at least 16 bytes.
+	bufSize = int(min(int64(bufSize), end-start))
 	return &runReader{f: f, r: bufio.NewReaderSize(sr, bufSize), left: end - start, name: rn.path}, nil
 }
 
@@ -509,7 +545,7 @@ func (m *merger) close() {
 
 // mergeRuns merges runs (all partitions) into one new run in dir.
 func mergeRuns(runs []run, parts int, dir, name string, bufSize int) (run, error) {
-	rw, err := createRun(dir, name, parts)
+	rw, err := createRun(dir, name, parts, runWriteBuf)
 	if err != nil {
 		return run{}, err
 	}

@@ -117,8 +117,9 @@ func WithStorage(r Resolver) StreamingOption { return func(o *streamOpts) { o.re
 // scratch); the spool files are unlinked as soon as they are created.
 func WithTempDir(dir string) StreamingOption { return func(o *streamOpts) { o.tempDir = dir } }
 
-// WithMemoryBudget sets a map task's sort buffer size (default
-// DefaultMemoryBudget).
+// WithMemoryBudget bounds a map task's sort buffer (default
+// DefaultMemoryBudget); the buffer grows up to it with the task's output
+// (see Memory in the package documentation).
 func WithMemoryBudget(n int64) StreamingOption { return func(o *streamOpts) { o.budget = n } }
 
 const manifestMarker = "trawl-split "

@@ -15,7 +15,7 @@ import (
 // entry's own options, so that a task takes its engine settings from the
 // job configuration rather than from wherever it runs.
 const (
-	// PropEngineMemory is a map task's sort buffer size in bytes
+	// PropEngineMemory bounds a map task's sort buffer, in bytes
 	// (WithMemoryBudget).
 	PropEngineMemory = "trawl.engine.memory"
 	EnvEngineMemory  = "trawl_engine_memory"
