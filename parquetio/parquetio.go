@@ -140,6 +140,7 @@ func (c *writerConfig) parquetOptions() ([]parquet.WriterOption, error) {
 		parquet.DataPageStatistics(true),
 		parquet.CreatedBy("trawl", "", ""),
 		parquet.ColumnPageBuffers(&spoolPool{dir: c.spoolDir}),
+		parquet.PageBufferSize(pageBufferSize),
 	}
 	for k, v := range c.metadata {
 		popts = append(popts, parquet.KeyValueMetadata(k, v))
@@ -665,3 +666,11 @@ func WriteFile[T any](fsys storage.FS, path string, rows []T, opts ...WriterOpti
 	}
 	return nil
 }
+
+// pageBufferSize is the size of a column's page buffer in a writer: a page
+// is cut when it fills. parquet-go's default, 256 KiB, makes an open
+// writer of the CrawlDB's 30-odd columns hold about 7 MiB whatever it
+// writes. Measured on a 300,000-URL CrawlDB (bench/crawldb): 64 KiB pages
+// made it 7.3% larger and 128 KiB 3.0%; 128 KiB halves what a writer
+// holds for that.
+const pageBufferSize = 128 << 10
