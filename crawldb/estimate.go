@@ -1,6 +1,7 @@
 package crawldb
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,27 +77,13 @@ func DefaultEstimateConfig() EstimateConfig {
 // withDefaults fills the zero fields from DefaultEstimateConfig.
 func (c EstimateConfig) withDefaults() EstimateConfig {
 	d := DefaultEstimateConfig()
-	if c.BudgetShare == 0 {
-		c.BudgetShare = d.BudgetShare
-	}
-	if c.PlanDays == 0 {
-		c.PlanDays = d.PlanDays
-	}
-	if c.ExploreFetches == 0 {
-		c.ExploreFetches = d.ExploreFetches
-	}
-	if c.ExploreInterval == 0 {
-		c.ExploreInterval = d.ExploreInterval
-	}
-	if c.Fill == 0 {
-		c.Fill = d.Fill
-	}
-	if c.Slack == 0 {
-		c.Slack = d.Slack
-	}
-	if c.SampleSize == 0 {
-		c.SampleSize = d.SampleSize
-	}
+	c.BudgetShare = cmp.Or(c.BudgetShare, d.BudgetShare)
+	c.PlanDays = cmp.Or(c.PlanDays, d.PlanDays)
+	c.ExploreFetches = cmp.Or(c.ExploreFetches, d.ExploreFetches)
+	c.ExploreInterval = cmp.Or(c.ExploreInterval, d.ExploreInterval)
+	c.Fill = cmp.Or(c.Fill, d.Fill)
+	c.Slack = cmp.Or(c.Slack, d.Slack)
+	c.SampleSize = cmp.Or(c.SampleSize, d.SampleSize)
 	return c
 }
 
@@ -380,22 +367,12 @@ func (s *EstimateSample) sorted() []Datum {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortFunc(idx, func(a, b int) int { return cmpUint64(s.keys[a], s.keys[b]) })
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(s.keys[a], s.keys[b]) })
 	out := make([]Datum, len(idx))
 	for i, j := range idx {
 		out[i] = s.pages[j]
 	}
 	return out
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // urlKey is a URL's sampling key: 64 bits of FNV-1a, mixed.
