@@ -1,6 +1,7 @@
 package mapreduce
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -282,7 +284,7 @@ func (lj *localJob) runMaps(splits []split) ([]TaskStat, [][]run, error) {
 		total += sp.Rows
 	}
 	lj.prog.phase("map", len(splits), total)
-	err := lj.tr.run(len(splits), "m", func(t *Task, c *Counters, i int) error {
+	err := lj.tr.runOrder(len(splits), largestFirst(splits), "m", func(t *Task, c *Counters, i int) error {
 		t.progress = lj.prog.task()
 		ok := false
 		defer func() {
@@ -504,6 +506,13 @@ type taskRunner struct {
 // attempt gets its own counters, merged into the job's on success. The
 // first task to fail all its attempts cancels the others.
 func (tr *taskRunner) run(n int, kind string, fn func(t *Task, c *Counters, i int) error) error {
+	return tr.runOrder(n, nil, kind, fn)
+}
+
+// runOrder is run taking the tasks in the given order (a permutation of
+// [0, n); nil: in index order). A task keeps its index (its ID and
+// partition) whatever its place in the order.
+func (tr *taskRunner) runOrder(n int, order []int, kind string, fn func(t *Task, c *Counters, i int) error) error {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -516,6 +525,9 @@ func (tr *taskRunner) run(n int, kind string, fn func(t *Task, c *Counters, i in
 				i := int(next.Add(1) - 1)
 				if i >= n || tr.ctx.Err() != nil {
 					return
+				}
+				if order != nil {
+					i = order[i]
 				}
 				if err := tr.task(kind, i, fn); err != nil {
 					once.Do(func() { first = err; tr.cancel() })
@@ -620,4 +632,19 @@ func (tr *taskRunner) mergePasses(runs []run, parts int, dir string, factor, buf
 // slogTo is a text logger writing to w.
 func slogTo(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
+}
+
+// largestFirst returns the order in which to run the map tasks of splits:
+// the largest (in rows) first, ties by index. With more tasks than
+// slots, index order can leave the largest split for last, running alone
+// on one core while the others idle (a CrawlDB update's parse input is one
+// large file after the CrawlDB's parts); largest first bounds that tail by
+// the smallest tasks (Graham's LPT rule).
+func largestFirst(splits []split) []int {
+	order := make([]int, len(splits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(splits[b].Rows, splits[a].Rows) })
+	return order
 }
