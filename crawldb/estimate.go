@@ -2,6 +2,7 @@ package crawldb
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -281,11 +282,25 @@ func EstimateGridRates() []float64 {
 // value is not usable: see NewEstimateSample.
 type EstimateSample struct {
 	size     int
-	keys     []uint64 // a max-heap of the kept pages' keys, pages in the same order
-	pages    []Datum
+	kept     sampleHeap // the kept pages, largest key on top
 	total    int64
 	observed int64
 }
+
+// sampled is a kept page and its sampling key.
+type sampled struct {
+	key uint64
+	d   Datum
+}
+
+// sampleHeap is a max-heap of sampled pages by key (container/heap).
+type sampleHeap []sampled
+
+func (h sampleHeap) Len() int           { return len(h) }
+func (h sampleHeap) Less(i, j int) bool { return h[i].key > h[j].key }
+func (h sampleHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sampleHeap) Push(x any)        { *h = append(*h, x.(sampled)) }
+func (h *sampleHeap) Pop() any          { old := *h; x := old[len(old)-1]; *h = old[:len(old)-1]; return x }
 
 // NewEstimateSample returns an empty sample of at most size pages.
 func NewEstimateSample(size int) *EstimateSample {
@@ -299,62 +314,36 @@ func (s *EstimateSample) Add(d *Datum) {
 	if len(d.History) > 1 {
 		s.observed++
 	}
-	s.offer(urlKey(d.URL), d)
+	if key := urlKey(d.URL); s.wants(key) {
+		s.keep(sampled{key: key, d: sampleCopy(d)})
+	}
 }
 
-func (s *EstimateSample) offer(key uint64, d *Datum) {
-	if len(s.keys) < s.size {
-		s.keys = append(s.keys, key)
-		s.pages = append(s.pages, sampleCopy(d))
-		s.up(len(s.keys) - 1)
+// wants reports whether a page of the given key would be kept.
+func (s *EstimateSample) wants(key uint64) bool {
+	return len(s.kept) < s.size || key < s.kept[0].key
+}
+
+// keep adds p, dropping the largest key if the sample is full; the
+// caller checked wants.
+func (s *EstimateSample) keep(p sampled) {
+	if len(s.kept) < s.size {
+		heap.Push(&s.kept, p)
 		return
 	}
-	if key >= s.keys[0] {
-		return
-	}
-	s.keys[0], s.pages[0] = key, sampleCopy(d)
-	s.down(0)
+	s.kept[0] = p
+	heap.Fix(&s.kept, 0)
 }
 
-func (s *EstimateSample) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if s.keys[p] >= s.keys[i] {
-			return
-		}
-		s.swap(i, p)
-		i = p
-	}
-}
-
-func (s *EstimateSample) down(i int) {
-	for {
-		l, big := 2*i+1, i
-		if l < len(s.keys) && s.keys[l] > s.keys[big] {
-			big = l
-		}
-		if r := l + 1; r < len(s.keys) && s.keys[r] > s.keys[big] {
-			big = r
-		}
-		if big == i {
-			return
-		}
-		s.swap(i, big)
-		i = big
-	}
-}
-
-func (s *EstimateSample) swap(i, j int) {
-	s.keys[i], s.keys[j] = s.keys[j], s.keys[i]
-	s.pages[i], s.pages[j] = s.pages[j], s.pages[i]
-}
-
-// Merge adds the pages and counts of o, a sample of other pages.
+// Merge adds the pages and counts of o, a sample of other pages (whose
+// pages it takes over: o must not be used after).
 func (s *EstimateSample) Merge(o *EstimateSample) {
 	s.total += o.total
 	s.observed += o.observed
-	for i, k := range o.keys {
-		s.offer(k, &o.pages[i])
+	for _, p := range o.kept {
+		if s.wants(p.key) {
+			s.keep(p)
+		}
 	}
 }
 
@@ -363,14 +352,11 @@ func (s *EstimateSample) Pages() int64 { return s.total }
 
 // sorted returns the sampled pages in key order (a deterministic order).
 func (s *EstimateSample) sorted() []Datum {
-	idx := make([]int, len(s.keys))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(s.keys[a], s.keys[b]) })
-	out := make([]Datum, len(idx))
-	for i, j := range idx {
-		out[i] = s.pages[j]
+	kept := slices.Clone(s.kept)
+	slices.SortFunc(kept, func(a, b sampled) int { return cmp.Compare(a.key, b.key) })
+	out := make([]Datum, len(kept))
+	for i, p := range kept {
+		out[i] = p.d
 	}
 	return out
 }
