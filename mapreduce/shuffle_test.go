@@ -3,10 +3,8 @@ package mapreduce
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -22,11 +20,7 @@ func TestSortBufferBudget(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(budget), 7))
 			const parts = 3
 			sh := &mapShuffle{buf: newSortBuffer(budget), parts: parts, dir: t.TempDir(), prefix: "m", c: &Counters{}}
-			type kv struct {
-				part     int
-				key, val string
-			}
-			var want []kv
+			var recs []shuffleRecord
 			for i := range 2000 + int(budget>>6) {
 				key := fmt.Sprintf("http://h%03d.sim.test/%d", r.IntN(40), r.IntN(5000))
 				vlen := r.IntN(64)
@@ -37,56 +31,13 @@ func TestSortBufferBudget(t *testing.T) {
 					vlen = sh.buf.chunkSize + 10 // larger than a chunk
 				}
 				val := strings.Repeat(string(rune('a'+i%26)), vlen)
-				p := HashPartitioner(key, parts)
-				want = append(want, kv{p, key, val})
-				if err := sh.add(p, key, []byte(val)); err != nil {
-					t.Fatal(err)
-				}
-				if n := len(sh.buf.ents); n > 1 && sh.buf.size() > int(budget) {
-					t.Fatalf("record %d: buffer of %d records holds %d bytes, budget %d", i, n, sh.buf.size(), budget)
-				}
+				recs = append(recs, shuffleRecord{HashPartitioner(key, parts), key, val})
 			}
-			if err := sh.finish(); err != nil {
-				t.Fatal(err)
-			}
+			addAll(t, sh, recs)
 			if len(sh.runs) < 2 {
 				t.Fatalf("%d runs: the test should spill", len(sh.runs))
 			}
-			slices.SortFunc(want, func(a, b kv) int {
-				if a.part != b.part {
-					return a.part - b.part
-				}
-				if c := strings.Compare(a.key, b.key); c != 0 {
-					return c
-				}
-				return strings.Compare(a.val, b.val)
-			})
-			var got []kv
-			for p := range parts {
-				m, err := newMerger(sh.runs, p, 4<<10)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for {
-					part, k, v, err := m.next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					got = append(got, kv{part, string(k), string(v)})
-				}
-				m.close()
-			}
-			if len(got) != len(want) {
-				t.Fatalf("merged %d records, added %d", len(got), len(want))
-			}
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("record %d: got %v, want %v", i, got[i].key, want[i].key)
-				}
-			}
+			checkRuns(t, sh, recs)
 		})
 	}
 }
