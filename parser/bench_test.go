@@ -29,25 +29,20 @@ func benchPages(b *testing.B) ([]segment.Content, int64) {
 // default options and trawl's default URL filters (reports pages/s and
 // MB/s of HTML).
 func BenchmarkParseSimweb(b *testing.B) {
-	pages, total := benchPages(b)
-	p := parser.New(parser.Options{Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions())})
-	b.SetBytes(total / int64(len(pages)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := p.Parse(pages[i%len(pages)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	benchParse(b, parser.Options{Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions())})
 }
 
 // BenchmarkParseSimwebMD5 is BenchmarkParseSimweb computing the MD5
 // signature only (Options.NoTextProfile), as the parse job does when the
 // signature in use is md5.
 func BenchmarkParseSimwebMD5(b *testing.B) {
+	benchParse(b, parser.Options{Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions()), NoTextProfile: true})
+}
+
+// benchParse parses simweb pages one after the other with o.
+func benchParse(b *testing.B, o parser.Options) {
 	pages, total := benchPages(b)
-	p := parser.New(parser.Options{Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions()), NoTextProfile: true})
+	p := parser.New(o)
 	b.SetBytes(total / int64(len(pages)))
 	b.ReportAllocs()
 	b.ResetTimer()
