@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -151,7 +152,12 @@ func (r *LocalRunner) RunJob(ctx context.Context, job Runnable) (*Result, error)
 		return nil, err
 	}
 	lj := r.newLocalJob(ej, start)
-	res, err := lj.run(ctx)
+	var res *Result
+	// The job's goroutines carry its name as a profiler label, so a CPU
+	// profile of a whole crawl splits by job (go tool pprof -tagfocus).
+	pprof.Do(ctx, pprof.Labels("job", lj.name), func(ctx context.Context) {
+		res, err = lj.run(ctx)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", lj.name, err)
 	}
