@@ -196,6 +196,8 @@ const (
 	FetcherThroughputRetries    = "fetcher.throughputRetries"
 	FetcherStallTimeout         = "fetcher.stallTimeout"
 	FetcherContentCompression   = "fetcher.contentCompression"
+	FetcherParse                = "fetcher.parse"
+	FetcherParseInCrawl         = "fetcher.parseInCrawl"
 
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
@@ -462,6 +464,11 @@ func Settings() []Setting {
 			Doc: "a fetch task in which no request finished for this long abandons the requests in flight, skips the rest and publishes what it fetched (Nutch's hung-threads timeout); 0 means none on the local engine and half of mapreduce.task.timeout (engine.hadoop.taskTimeout, else 10m) with --engine hadoop"},
 		{Name: FetcherContentCompression, Kind: String, Default: "zstd-fastest", Choices: []string{"zstd-fastest", "zstd-default", "snappy", "none"},
 			Doc: "page compression of the segments' content files: zstd-fastest, zstd-default, snappy or none (standard Parquet codecs DuckDB and Arrow read). Measured on the content of a 5-round crawl of a 20,000-page synthetic web (4,539 body bytes a page; go run ./bench/contentcodec): write CPU per page and bytes per page zstd-fastest 46 µs 2,039; zstd-default 68 µs 1,968; snappy 33 µs 2,521; none 7 µs 5,231. zstd-fastest is the default: a third less CPU than zstd-default for 3.6% more disk, where snappy would take 24% more disk than that"},
+
+		{Name: FetcherParse, Kind: Bool, Default: "false",
+			Doc: "fetch parses each page as it fetches it, with the parser.* settings, and writes the segment's parse_data, parse_text and crawl_parse itself (Nutch's fetcher.parse): the segment is parsed when the fetch is published, with no parse job to run"},
+		{Name: FetcherParseInCrawl, Kind: Bool, Default: "true",
+			Doc: "crawl parses each page in the fetch job as it is fetched (fetcher.parse) rather than in a parse job after the fetch (false, as Nutch's crawl script does); the rows written are the same, the parse job's reading and shuffling of every page's content is saved"},
 
 		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},

@@ -95,8 +95,9 @@
 // submission (job id, tracking URL), progress (at most every
 // ProgressInterval, and when a phase reaches 100%), each failed attempt,
 // the end. The tasks' counters travel as reporter:counter lines into
-// Hadoop's counters; from the block, the job's two groups ("trawl" and
-// the job's name) become the Result's Counters, with trawl/map_tasks set
+// Hadoop's counters; from the block, trawl's groups ("trawl", the job's
+// name, and any other a task counted in, as a fetch that parses counts in
+// "parse") become the Result's Counters, with trawl/map_tasks set
 // to the number of splits and trawl/failed_task_attempts from Hadoop's
 // failed map and reduce tasks, so that the drivers compute the same
 // results (and `crawl` prints the same round summaries) as on the local

@@ -416,13 +416,18 @@ func (st *staging) remove(log *slog.Logger) {
 	}
 }
 
-// jobCounters adds the job's groups of a Counters block to c: the engine's
-// ("trawl") and the job's own (its name), from the tasks' reporter:counter
-// lines; of Hadoop's own counters, the failed task attempts, as the local
-// engine counts them.
+// jobCounters adds trawl's groups of a Counters block to c: the engine's
+// ("trawl"), the job's own (its name) and any other a task counted in
+// (mapreduce.Task.InGroup), all from the tasks' reporter:counter lines;
+// of Hadoop's own counters, the failed task attempts, as the local engine
+// counts them. Hadoop names its own groups in words ("Job Counters",
+// "File System Counters"); trawl's names have no space.
 func jobCounters(block map[string]map[string]int64, job string, c *mapreduce.Counters) {
-	for _, g := range []string{"trawl", job} {
-		for n, v := range block[g] {
+	for g, names := range block {
+		if strings.Contains(g, " ") && g != job {
+			continue
+		}
+		for n, v := range names {
 			c.Add(g, n, v)
 		}
 	}

@@ -124,6 +124,13 @@ type FetchOptions struct {
 	// content files, a parquetio.Compression name; "" means
 	// DefaultContentCompression (the fetcher.contentCompression setting).
 	ContentCompression string
+	// Parse, when set, parses every page as it is fetched, as Nutch's
+	// fetcher.parse does: the fetch job then also writes the segment's
+	// parse_data, parse_text and crawl_parse (the rows the parse job
+	// would write, counted in the "parse" counter group), and the segment
+	// is parsed once the fetch is published. Its Segment is ignored (the
+	// fetch's is used). nil leaves parsing to the parse job.
+	Parse *ParseOptions `json:"-"`
 }
 
 // DefaultContentCompression is the content compression of a FetchOptions
@@ -266,6 +273,9 @@ type FetchResult struct {
 	// second of it.
 	Duration       time.Duration
 	PagesPerSecond float64
+	// Parse reports the parsing of a fetch that parses
+	// (FetchOptions.Parse; its Duration is the fetch's); nil otherwise.
+	Parse *ParseResult
 }
 
 // JobFetch is the fetch job's name (and counter group).
@@ -343,6 +353,19 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	spec := fetchSpec{Options: o, Start: start}
+	if o.Parse != nil {
+		po := *o.Parse
+		po.Segment = o.Segment
+		if err := po.Validate(); err != nil {
+			return nil, fmt.Errorf("fetch: parse: %w", err)
+		}
+		filters, err := po.Filters.spec(env.resolver())
+		if err != nil {
+			return nil, fmt.Errorf("fetch: parse: %w", err)
+		}
+		pj := planParse(env, o.Segment, po, filters)
+		spec.Parse = &pj
+	}
 	stop, release := env.Interrupt.begin()
 	defer release()
 	spec.Stop = stop
@@ -352,6 +375,9 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 		return nil, fmt.Errorf("fetch: %w", err)
 	}
 	r := fetchResult(o.Segment, jr, start)
+	if spec.Parse != nil {
+		r.Parse = parseResult(o.Segment, jr.Counters, start)
+	}
 	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
 	if got := g(ctrFetchListRows); got != rows || g(ctrFetchTasks) != int64(len(parts)) {
 		return r, fmt.Errorf("fetch: the tasks fetched %d rows in %d parts, but the fetch list has %d rows in %d parts (did %s change during the fetch?)",
@@ -489,6 +515,8 @@ func firstURL(fsys storage.FS, p string) (int64, string, error) {
 type fetchRecord struct {
 	Fetch   *segment.Fetch
 	Content *segment.Content
+	// Parse is a parse output row of a fetch that parses.
+	Parse parseOut
 }
 
 // fetchSpec is the fetch job's spec: the options Fetch was given and
@@ -501,6 +529,9 @@ type fetchSpec struct {
 	// what they fetched (nil: never). It stays in the process that built
 	// the spec: an interrupt cannot reach tasks elsewhere.
 	Stop <-chan struct{} `json:"-"`
+	// Parse, when not nil, is the parse of FetchOptions.Parse, its
+	// filters' rule files read: the fetch tasks parse each page with it.
+	Parse *parseJob `json:",omitempty"`
 }
 
 func (fetchSpec) JobName() string { return JobFetch }
@@ -525,6 +556,12 @@ func (s fetchSpec) Job() (mapreduce.Runnable, error) {
 		return nil, fmt.Errorf("fetch job: %w", err)
 	}
 	list := storage.Join(o.Segment, segment.DirGenerate)
+	var pp *pageParser
+	if s.Parse != nil {
+		if pp, err = s.Parse.pageParser(); err != nil {
+			return nil, fmt.Errorf("fetch job: parse: %w", err)
+		}
+	}
 	return &mapreduce.Job[fetchRecord, fetchRecord]{
 		Name:    JobFetch,
 		Inputs:  []mapreduce.Input[fetchRecord]{mapreduce.From(list, mapFn, mapreduce.WholeFiles(), mapreduce.RequireSuccess())},
@@ -541,25 +578,53 @@ func (s fetchSpec) Job() (mapreduce.Runnable, error) {
 			}
 			rows := ft.rows
 			ft.rows = nil
-			return s.runTask(t, rows, emit)
+			return s.runTask(t, rows, pp, emit)
 		},
-		// content first: the engine publishes outputs in this order, so
-		// a published crawl_fetch means the content is published too.
-		Outputs: []mapreduce.Output[fetchRecord]{
-			mapreduce.WriteRouted(storage.Join(o.Segment, segment.DirContent), func(r fetchRecord) (segment.Content, bool) {
-				if r.Content == nil {
-					return segment.Content{}, false
-				}
-				return *r.Content, true
-			}, parquetio.WithCompression(compression)),
-			mapreduce.WriteRouted(storage.Join(o.Segment, segment.DirFetch), func(r fetchRecord) (segment.Fetch, bool) {
-				if r.Fetch == nil {
-					return segment.Fetch{}, false
-				}
-				return *r.Fetch, true
-			}),
-		},
+		Outputs: fetchOutputs(o.Segment, compression, pp != nil),
 	}, nil
+}
+
+// fetchOutputs are the fetch job's outputs in the segment seg: content
+// (written with compression), then, when the fetch parses, parse_data,
+// parse_text and crawl_parse, and crawl_fetch last. The engine publishes
+// outputs in this order, so a published crawl_fetch means everything else
+// is published too.
+func fetchOutputs(seg string, compression parquetio.Compression, parse bool) []mapreduce.Output[fetchRecord] {
+	outs := []mapreduce.Output[fetchRecord]{
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirContent), func(r fetchRecord) (segment.Content, bool) {
+			if r.Content == nil {
+				return segment.Content{}, false
+			}
+			return *r.Content, true
+		}, parquetio.WithCompression(compression)),
+	}
+	if parse {
+		outs = append(outs,
+			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(r fetchRecord) (segment.ParseData, bool) {
+				if r.Parse.Data == nil {
+					return segment.ParseData{}, false
+				}
+				return *r.Parse.Data, true
+			}),
+			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(r fetchRecord) (segment.ParseText, bool) {
+				if r.Parse.Text == nil {
+					return segment.ParseText{}, false
+				}
+				return *r.Parse.Text, true
+			}),
+			mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(r fetchRecord) (segment.ParseUpdate, bool) {
+				if r.Parse.Update == nil {
+					return segment.ParseUpdate{}, false
+				}
+				return *r.Parse.Update, true
+			}))
+	}
+	return append(outs, mapreduce.WriteRouted(storage.Join(seg, segment.DirFetch), func(r fetchRecord) (segment.Fetch, bool) {
+		if r.Fetch == nil {
+			return segment.Fetch{}, false
+		}
+		return *r.Fetch, true
+	}))
 }
 
 // clock returns the fetch-time clock: Now plus the time since the job
@@ -577,9 +642,10 @@ type fetchTask struct {
 	rows []crawldb.Datum
 }
 
-// runTask fetches the rows of one part: content rows are emitted as pages
-// arrive, crawl_fetch rows sorted by URL at the end.
-func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, emit mapreduce.Emit[fetchRecord]) error {
+// runTask fetches the rows of one part: content rows (and, with pp, the
+// parse rows of each page) are emitted as pages arrive, crawl_fetch rows
+// sorted by URL at the end.
+func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, pp *pageParser, emit mapreduce.Emit[fetchRecord]) error {
 	dns, err := taskResolver(t, s.Options.resolverConfig())
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
@@ -596,17 +662,9 @@ func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, emit mapredu
 		d := &rows[i]
 		reqs[i] = fetcher.Request{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Priority: float64(d.Score), ID: i}
 	}
-	content := make(chan *segment.Content, contentQueue)
+	content := make(chan fetchedPage, contentQueue)
 	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), content: content}
-	written := make(chan struct{})
-	go func() {
-		// The content writer: encoding and compressing content rows
-		// happens here, not in the fetcher's workers under its emit lock.
-		defer close(written)
-		for c := range content {
-			emit(c.URL, fetchRecord{Content: c})
-		}
-	}()
+	written := startPageWriter(t, content, pp, emit)
 	st, err := func() (*fetcher.Stats, error) {
 		defer func() {
 			close(content)
@@ -689,7 +747,7 @@ type fetchRecorder struct {
 	rows     []crawldb.Datum
 	reported []bool // by fetch-list row
 	out      []segment.Fetch
-	content  chan<- *segment.Content
+	content  chan<- fetchedPage
 }
 
 // result records one fetcher result.
@@ -707,9 +765,15 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 	}
 	rec.out = append(rec.out, fr)
 	if r.Status == crawldb.StatusFetchSuccess {
-		rec.content <- &segment.Content{
-			URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
-			Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
+		d := &fr.Datum
+		rec.content <- fetchedPage{
+			content: &segment.Content{
+				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
+				Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
+			},
+			// What the parse job would read of the page's crawl_fetch row.
+			fetch: parseFetch{Status: fr.Status, Score: d.Score, FetchTime: fr.FetchTime,
+				Hops: d.OffTopicHops, Seed: d.Features.Inlinks == 0},
 		}
 		rec.t.Count(ctrFetchContent, 1)
 	}

@@ -435,8 +435,17 @@ const maxMessage = 1024
 
 func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[parseValue], out func(parseOut)) error {
 	fetch, content := joinPage(t, values)
+	pp.page(t, url, fetch, content, out)
+	return nil
+}
+
+// page parses one page, given its crawl_fetch outcome and content (either
+// may be nil), and writes its outputs to out; it counts in t's group.
+// The parse job's reduce and a fetch that parses (FetchOptions.Parse) both
+// parse through it.
+func (pp *pageParser) page(t *mapreduce.Task, url string, fetch *parseFetch, content *segment.Content, out func(parseOut)) {
 	if !parsable(t, fetch, content) {
-		return nil
+		return
 	}
 	fetchTime := fetch.FetchTime
 	if fetchTime.IsZero() {
@@ -444,16 +453,15 @@ func (pp *pageParser) reduce(t *mapreduce.Task, url string, values iter.Seq[pars
 	}
 	if content.Truncated && !pp.parseTruncated {
 		skipTruncated(t, url, content, out)
-		return nil
+		return
 	}
 	res, err := pp.p.Parse(*content)
 	if err != nil {
 		parseFailed(t, url, content, fetchTime, err, pp.signature == parser.SignatureTextProfile, out)
-		return nil
+		return
 	}
 	countParsed(t, content, res)
 	pp.write(t, url, *fetch, fetchTime, res, out)
-	return nil
 }
 
 // joinPage returns a page's crawl_fetch outcome and content (the first of

@@ -228,11 +228,28 @@ type Task struct {
 
 	counters *Counters
 	progress *taskProgress // nil: not reported
+	group    string        // the counter group, when not Job (InGroup)
 }
 
-// Count adds n to the job-defined counter name in the job's counter group.
+// Count adds n to the job-defined counter name in the job's counter group
+// (or the group of InGroup). It is safe for concurrent use.
 func (t *Task) Count(name string, n int64) {
-	if t.counters != nil {
-		t.counters.Add(t.Job, name, n)
+	if t.counters == nil {
+		return
 	}
+	g := t.group
+	if g == "" {
+		g = t.Job
+	}
+	t.counters.Add(g, name, n)
+}
+
+// InGroup returns a copy of t whose Count adds to the counter group group
+// rather than the job's, for a job that does another job's work as well: a
+// fetch that parses as it fetches counts its parsing in the parse job's
+// group, so the two read alike.
+func (t *Task) InGroup(group string) *Task {
+	c := *t
+	c.group = group
+	return &c
 }

@@ -10,8 +10,8 @@
 # pages on 200 hosts, no latency, no hazards; 5 rounds, one simulated day
 # apart, topN 1,000,000, no server delay. PAGES, HOSTS and ROUNDS in the
 # environment change them. OUT_DIR keeps the crawl (default: a temporary
-# directory, removed) and the CrawlDB dump, sorted, as crawldb.csv, to
-# compare two crawls. CPUPROFILE=FILE writes a CPU profile of the crawl
+# directory, removed) and the CrawlDB dump, sorted and normalized, as
+# crawldb.csv, to compare two crawls with diff. CPUPROFILE=FILE writes a CPU profile of the crawl
 # process to FILE (it costs a little CPU itself). Measure on an otherwise quiet machine, or state the
 # load average printed at the end.
 set -euo pipefail
@@ -55,7 +55,11 @@ if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
 	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \
 	--now 2026-01-01T00:00:00Z --clock-url "http://$httpaddr/_simweb/clock" "$@" >"$out/crawl.out" 2>"$out/crawl.err"
 
-"$trawl" --log-level warn --crawl "$out/crawl" readdb dump --format csv 2>/dev/null | LC_ALL=C sort >"$out/crawldb.csv"
+# The dump is normalized so that two runs compare with diff: the server's
+# port becomes P, and times are cut to the minute (a simulated fetch time is
+# the round's time plus the wall time the fetch has run).
+"$trawl" --log-level warn --crawl "$out/crawl" readdb dump --format csv 2>/dev/null |
+	sed -E 's/:[0-9]{2,5}\//:P\//g; s/(T[0-9]{2}:[0-9]{2}):[0-9]{2}(\.[0-9]+)?Z/\1Z/g' | LC_ALL=C sort >"$out/crawldb.csv"
 user=$(awk -F': ' '/User time/ {print $2}' "$out/time.txt")
 sys=$(awk -F': ' '/System time/ {print $2}' "$out/time.txt")
 rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/time.txt")

@@ -125,6 +125,7 @@ func crawlFlags() []cli.Flag {
 		"no-additions", "purge-gone", "overwrite", "update", "linkdb", "scoring")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
+	flags = append(flags, settingFlag("parse-job"))
 	flags = append(flags, focusFlags()...)
 	return flags
 }
@@ -266,6 +267,7 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 		defaultAgent = demoAgent
 	}
 	o.Fetch, err = s.fetchOptions(defaultAgent)
+	o.ParseJob = !s.cfg.Bool(config.FetcherParseInCrawl)
 	return err
 }
 

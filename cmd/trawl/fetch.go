@@ -23,6 +23,9 @@ func fetchCommand(sio *stdio) *cli.Command {
 		ArgsUsage: "[SEGMENT]",
 		Description: `Fetches the URLs of a segment's crawl_generate, one task per fetch-list part,
 and writes crawl_fetch (the outcome per URL) and content (bodies and headers).
+With --parse (fetcher.parse) it also parses each page as it arrives and writes
+parse_data, parse_text and crawl_parse, as the parse job would (Nutch's
+fetcher.parse); the parse flags and parser.* settings apply.
 Without SEGMENT it fetches the newest segment that has a fetch list but was not
 fetched yet. A SEGMENT is a path or URI, or a name under the crawl's segments/.
 
@@ -51,9 +54,10 @@ Examples:
    trawl --crawl ./crawl fetch --agent mybot
    TRAWL_AGENT=mybot trawl fetch 20261121103000
    trawl fetch --agent mybot --server-delay 1s --time-limit 1h --max-connections 200
-   trawl fetch --agent mybot --allow-private --dns-server 127.0.0.1:5353   # a simweb server`,
-		Flags: append(fetchFlags(),
-			nowFlagDef("fetch times are based on"),
+   trawl fetch --agent mybot --allow-private --dns-server 127.0.0.1:5353   # a simweb server
+   trawl fetch --agent mybot --parse    # parse as pages arrive: no parse job needed`,
+		Flags: append(append(fetchFlags(), settingFlag("parse")), append(parseFlags(),
+			nowFlagDef("fetch times are based on"))...,
 		),
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			if c.NArg() > 1 {
@@ -67,6 +71,13 @@ Examples:
 				if o.Now, err = nowFlag(c); err != nil {
 					return err
 				}
+			}
+			if s.cfg.Bool(config.FetcherParse) {
+				po, err := s.parseOptions()
+				if err != nil {
+					return err
+				}
+				o.Parse = &po
 			}
 			seg, err := s.stageSegment(c, "fetch", needsFetch)
 			if err != nil {

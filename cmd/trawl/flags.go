@@ -62,6 +62,9 @@ func flagMappings() []flagMapping {
 		{flag: "throughput-threshold", setting: config.FetcherThroughputThreshold},
 		{flag: "throughput-check-after", setting: config.FetcherThroughputCheckAfter},
 		{flag: "throughput-retries", setting: config.FetcherThroughputRetries},
+		{flag: "parse", setting: config.FetcherParse},
+		{flag: "parse-job", setting: config.FetcherParseInCrawl, constant: "false",
+			usage: "parse in a parse job after each fetch, as Nutch's crawl script does, rather than as pages are fetched"},
 
 		{flag: "max-outlinks", setting: config.ParserMaxOutlinks},
 		{flag: "signature", setting: config.ParserSignature},

@@ -1,0 +1,101 @@
+package jobs
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/trawl/trawl/mapreduce"
+	"github.com/trawl/trawl/segment"
+)
+
+// fetchedPage is a page a fetch task fetched with success, on its way to
+// the task's page writer: its content row and, for a fetch that parses,
+// what the parse job would have read of its crawl_fetch row.
+type fetchedPage struct {
+	content *segment.Content
+	fetch   parseFetch
+}
+
+// startPageWriter starts the page writer of a fetch task: it emits the
+// content rows the fetcher's workers send on pages (encoding and
+// compressing them here, not in the workers under the fetcher's emit
+// lock) and, with pp, parses each page and emits its parse rows. Parsing
+// takes up to GOMAXPROCS goroutines; one goroutine emits. The returned
+// channel is closed once pages is closed and everything is emitted.
+//
+// A page is parsed once per task, as the parse job's join keeps the first
+// content of a URL: a second content of the URL (a redirect target also
+// on the fetch list) is written and counted as a duplicate, not parsed.
+func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser, emit mapreduce.Emit[fetchRecord]) <-chan struct{} {
+	done := make(chan struct{})
+	if pp == nil {
+		go func() {
+			defer close(done)
+			for p := range pages {
+				emit(p.content.URL, fetchRecord{Content: p.content})
+			}
+		}()
+		return done
+	}
+	pt := t.InGroup(JobParse)
+	var (
+		mu     sync.Mutex
+		parsed = make(map[string]bool)
+	)
+	first := func(url string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if parsed[url] {
+			return false
+		}
+		parsed[url] = true
+		return true
+	}
+	batches := make(chan []fetchRecord, contentQueue)
+	var workers sync.WaitGroup
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for p := range pages {
+				recs := []fetchRecord{{Content: p.content}}
+				if first(p.content.URL) {
+					pp.page(pt, p.content.URL, &p.fetch, p.content, func(o parseOut) {
+						recs = append(recs, fetchRecord{Parse: o})
+					})
+				} else {
+					pt.Count(ctrDupContent, 1)
+				}
+				batches <- recs
+			}
+		}()
+	}
+	go func() {
+		workers.Wait()
+		close(batches)
+	}()
+	go func() {
+		defer close(done)
+		for recs := range batches {
+			for _, r := range recs {
+				emit(parseOutKey(r), r)
+			}
+		}
+	}()
+	return done
+}
+
+// parseOutKey is the key of a fetch record of a parsing fetch: its URL.
+func parseOutKey(r fetchRecord) string {
+	switch {
+	case r.Content != nil:
+		return r.Content.URL
+	case r.Parse.Data != nil:
+		return r.Parse.Data.URL
+	case r.Parse.Text != nil:
+		return r.Parse.Text.URL
+	case r.Parse.Update != nil:
+		return r.Parse.Update.URL
+	}
+	return ""
+}
