@@ -220,7 +220,7 @@ func TestCrawlHadoopEngine(t *testing.T) {
 			}
 			rounds := strings.Count(res.stdout, "\nround ") + boolInt(strings.HasPrefix(res.stdout, "round "))
 			wantJobs := map[string]int{"inject": 1, "generate-select": rounds, "generate-topn": rounds, "fetch": rounds,
-				"updatedb": rounds,
+				"updatedb":      rounds,
 				dbscan.JobStats: 1, dbscan.JobLocal: 1, dbscan.JobJoin: 1, dbscan.JobLabel: 1, dbscan.JobCentres: 1}
 			if tc.flaky {
 				wantJobs["parse"] = rounds
