@@ -7,7 +7,7 @@ DEMO    ?= /tmp/trawl-demo
 PKGS    ?= ./...
 
 
-.PHONY: all build test test-short fuzz bench bench-crawldb bench-fetch bench-dns bench-dbscan lint fmt crawl demo interop clean
+.PHONY: all build test test-short fuzz bench bench-crawldb bench-fetch bench-dns bench-dbscan bench-lean lint fmt crawl demo interop clean
 
 all: build
 
@@ -55,6 +55,12 @@ bench-dns:
 # (see bench/README.md).
 bench-dbscan: build
 	$(GO) run ./bench/dbscan -trawl $(BIN)
+
+# trawl's crawl CPU per page as a multiple of the lean pipeline's
+# (bench/lean), both crawling one 20,000-page simweb, alternated N times
+# (default 3; see bench/README.md).
+bench-lean: build
+	N=$(or $(N),3) ./scripts/leanratio.sh $(BIN)
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi

@@ -11,21 +11,25 @@
 # apart, topN 1,000,000, no server delay. PAGES, HOSTS and ROUNDS in the
 # environment change them. OUT_DIR keeps the crawl (default: a temporary
 # directory, removed) and the CrawlDB dump, sorted and normalized, as
-# crawldb.csv, to compare two crawls with diff. CPUPROFILE=FILE writes a CPU profile of the crawl
-# process to FILE (it costs a little CPU itself). Measure on an otherwise quiet machine, or state the
-# load average printed at the end.
+# crawldb.csv, to compare two crawls with diff. SIMWEB_HTTP, SIMWEB_DNS and
+# SIMWEB_SEEDS (the addresses and seed file of a `trawl simweb serve`
+# already running, as scripts/leanratio.sh starts one) crawl that server
+# instead of starting one; PAGES and HOSTS are then the server's.
+# CPUPROFILE=FILE writes a CPU profile of the crawl process to FILE (it
+# costs a little CPU itself). Measure on an otherwise quiet machine, or
+# state the load average printed at the end.
 set -euo pipefail
 trawl=$(realpath "${1:-bin/trawl}")
 out=${2:-}
 shift $(($# < 2 ? $# : 2))
 if [[ ${1:-} == -- ]]; then shift; fi
-pages=${PAGES:-20000}
-hosts=${HOSTS:-200}
 rounds=${ROUNDS:-5}
+here=$(dirname "$(realpath "$0")")
+# shellcheck source=scripts/simweb.sh
+source "$here/simweb.sh"
 work=$(mktemp -d)
-server=
 cleanup() {
-	if [[ -n $server ]]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+	simweb_stop
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -33,25 +37,21 @@ if [[ -z $out ]]; then out=$work/out; fi
 rm -rf "$out"
 mkdir -p "$out"
 
-"$trawl" --log-level warn simweb serve --pages "$pages" --hosts "$hosts" --latency 0 --hazards none \
-	--seeds-out "$work/seeds.txt" >"$work/serve.out" 2>&1 &
-server=$!
-for _ in $(seq 100); do
-	grep -q '^serving' "$work/serve.out" 2>/dev/null && break
-	sleep 0.1
-done
-httpaddr=$(awk '$1 == "http:" {print $2}' "$work/serve.out")
-dnsaddr=$(awk '$1 == "dns:" {print $2}' "$work/serve.out")
-if [[ -z $httpaddr || -z $dnsaddr ]]; then
-	cat "$work/serve.out" >&2
-	echo "crawlcpu: the simweb server did not start" >&2
-	exit 1
+if [[ -n ${SIMWEB_HTTP:-} || -n ${SIMWEB_DNS:-} || -n ${SIMWEB_SEEDS:-} ]]; then
+	if [[ -z ${SIMWEB_HTTP:-} || -z ${SIMWEB_DNS:-} || -z ${SIMWEB_SEEDS:-} ]]; then
+		echo "crawlcpu: give all of SIMWEB_HTTP, SIMWEB_DNS and SIMWEB_SEEDS, or none" >&2
+		exit 2
+	fi
+	httpaddr=$SIMWEB_HTTP dnsaddr=$SIMWEB_DNS seeds=$SIMWEB_SEEDS
+else
+	simweb_start "$trawl" "$work"
+	httpaddr=$simweb_http dnsaddr=$simweb_dns seeds=$work/seeds.txt
 fi
 
 prof=()
 if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
 /usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
-	--seeds "$work/seeds.txt" --allow-private --agent trawl-bench --server-delay 0 \
+	--seeds "$seeds" --allow-private --agent trawl-bench --server-delay 0 \
 	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \
 	--now 2026-01-01T00:00:00Z --clock-url "http://$httpaddr/_simweb/clock" "$@" >"$out/crawl.out" 2>"$out/crawl.err"
 
