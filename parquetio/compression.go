@@ -14,11 +14,14 @@ type Compression string
 
 // The compressions a Writer can use.
 const (
-	// ZstdDefault is zstd at its default level (the default of every
-	// Writer).
+	// ZstdDefault is zstd at its default level: smaller files than
+	// ZstdFastest for more CPU.
 	ZstdDefault Compression = "zstd-default"
-	// ZstdFastest is zstd at its fastest level: cheaper to write than
-	// ZstdDefault, a little larger on disk.
+	// ZstdFastest is zstd at its fastest level, the default of every
+	// Writer. On the files of a 5-round crawl of a 20,000-page synthetic
+	// web (parse_data, parse_text, crawl_parse, crawl_fetch, the CrawlDB),
+	// it took 1.9 s of CPU to compress where ZstdDefault took 2.7 s, for
+	// files 9% larger (35.9 MB against 32.9 MB).
 	ZstdFastest Compression = "zstd-fastest"
 	// Snappy is Snappy: cheap to write, larger than zstd.
 	Snappy Compression = "snappy"
@@ -31,12 +34,12 @@ func Compressions() []Compression {
 	return []Compression{ZstdFastest, ZstdDefault, Snappy, None}
 }
 
-// ParseCompression checks a compression name; "" means ZstdDefault.
+// ParseCompression checks a compression name; "" means ZstdFastest.
 func ParseCompression(s string) (Compression, error) {
 	c := Compression(strings.ToLower(strings.TrimSpace(s)))
 	switch c {
 	case "":
-		return ZstdDefault, nil
+		return ZstdFastest, nil
 	case ZstdDefault, ZstdFastest, Snappy, None:
 		return c, nil
 	}
@@ -48,7 +51,7 @@ func ParseCompression(s string) (Compression, error) {
 }
 
 // WithCompression sets the page compression of a Writer (default
-// ZstdDefault). An unknown name makes the Writer fail with the error of
+// ZstdFastest). An unknown name makes the Writer fail with the error of
 // ParseCompression.
 func WithCompression(c Compression) WriterOption {
 	return func(cfg *writerConfig) { cfg.compression = c }
@@ -61,12 +64,12 @@ func (c Compression) codec() (compress.Codec, error) {
 		return nil, err
 	}
 	switch c {
-	case ZstdFastest:
-		return zstdFastestCodec, nil
+	case ZstdDefault:
+		return zstdDefaultCodec, nil
 	case Snappy:
 		return &parquet.Snappy, nil
 	case None:
 		return &parquet.Uncompressed, nil
 	}
-	return zstdDefaultCodec, nil
+	return zstdFastestCodec, nil
 }

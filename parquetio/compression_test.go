@@ -63,7 +63,7 @@ func TestCompressions(t *testing.T) {
 // TestParseCompression: names are checked, "" is the default, and a writer
 // given an unknown one fails.
 func TestParseCompression(t *testing.T) {
-	if c, err := ParseCompression(""); c != ZstdDefault || err != nil {
+	if c, err := ParseCompression(""); c != ZstdFastest || err != nil {
 		t.Errorf(`ParseCompression("") = %q, %v`, c, err)
 	}
 	if c, err := ParseCompression(" Snappy "); c != Snappy || err != nil {

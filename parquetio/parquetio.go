@@ -2,8 +2,8 @@
 // value of a struct type T) over trawl's storage interface, with
 // parquet-go underneath.
 //
-// Files are written zstd-compressed (or with another codec, see
-// WithCompression) with page statistics, in row groups
+// Files are written zstd-compressed at zstd's fastest level (or with
+// another codec, see WithCompression) with page statistics, in row groups
 // bounded by size (64 MiB of buffered data by default) or by a row count,
 // so that readers can stream them and the engine can split them. They are
 // plain Parquet, readable by Arrow, DuckDB, pyarrow or Spark. A writer keeps
