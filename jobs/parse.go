@@ -141,9 +141,13 @@ const (
 // ParseOutputFormat) and writes its parse_data (segment.ParseData),
 // parse_text (segment.ParseText) and crawl_parse (segment.ParseUpdate).
 //
-// One engine job reads the segment's content and crawl_fetch, keyed by
-// URL, and parses in the reduce tasks, so parsing runs on as many cores as
-// there are reducers whatever the number of content parts. A content row
+// One engine job joins the segment's content and crawl_fetch by URL and
+// parses. When the two outputs' part files pair up by name, as every
+// fetch writes them, the join is map-side: a map task per content part
+// reads that part's crawl_fetch into memory and parses the pages as it
+// reads them, on GOMAXPROCS goroutines, without shuffling the bodies (see
+// mapSideJob). Otherwise both are shuffled by URL and the reduce tasks
+// parse, on as many cores as there are reducers. A content row
 // is parsed when its crawl_fetch row says fetch_success (Nutch's
 // ParseSegment skips content whose fetch status is not success; it reads
 // that status, and the page's score, from the content metadata, where
@@ -197,7 +201,11 @@ func Parse(ctx context.Context, env Env, o ParseOptions) (res *ParseResult, err 
 	if err := removePartialParse(fsys, segPath, st, log); err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
-	jr, err := env.Run(ctx, planParse(env, seg, o, filters))
+	job := planParse(env, seg, o, filters)
+	if job.MapSide, err = mapSideParts(fsys, segPath); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	jr, err := env.Run(ctx, job)
 	if err != nil {
 		return nil, fmt.Errorf("parse: %w", err)
 	}
@@ -291,6 +299,10 @@ type parseJob struct {
 	Filters filterSpec
 	// Focus is ParseOptions.Focus, the topic included.
 	Focus FocusOptions `json:",omitempty"`
+	// MapSide parses in map tasks, each joining a content part with the
+	// crawl_fetch part of the same name (see mapSideParse), instead of
+	// shuffling content and crawl_fetch to reduce tasks by URL.
+	MapSide bool `json:",omitempty"`
 }
 
 func (parseJob) JobName() string { return JobParse }
@@ -312,6 +324,9 @@ func (s parseJob) Job() (mapreduce.Runnable, error) {
 	pr, err := s.pageParser()
 	if err != nil {
 		return nil, fmt.Errorf("parse job: %w", err)
+	}
+	if s.MapSide {
+		return s.mapSideJob(pr), nil
 	}
 	return &mapreduce.Job[parseValue, parseOut]{
 		Name:      JobParse,

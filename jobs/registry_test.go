@@ -18,13 +18,15 @@ import (
 	"github.com/trawl/trawl/segment"
 )
 
-// streamingRunner runs each engine job as Hadoop Streaming would: the job
+// streamingRunner runs each engine job as Hadoop Streaming would (a
+// map-only job as streamingMapOnly does): the job
 // is rebuilt from its name and Conf through Registry in every task, map
 // tasks read split manifests, their output lines are sorted as bytes
 // (LC_ALL=C sort) and split by partition, each reduce task writes its parts
 // into its own work directory, and PublishStreaming commits them.
 func streamingRunner(t *testing.T, res mapreduce.Resolver, work string) mapreduce.Runner {
 	reg := Registry()
+	mapOnly := streamingMapOnly(t, res)
 	n := 0
 	return mapreduce.RunnerFunc(func(ctx context.Context, spec mapreduce.Spec) (*mapreduce.Result, error) {
 		n++
@@ -50,6 +52,9 @@ func streamingRunner(t *testing.T, res mapreduce.Resolver, work string) mapreduc
 		info, err := mapreduce.Describe(job)
 		if err != nil {
 			return nil, err
+		}
+		if info.MapOnly {
+			return mapOnly.Run(ctx, spec)
 		}
 		reduces := max(info.Reduces, 1)
 		counters := &mapreduce.Counters{}

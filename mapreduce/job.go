@@ -220,6 +220,11 @@ type Task struct {
 	// function that reads a side file (as a Hadoop task reaches its
 	// FileSystem through its configuration).
 	Storage Resolver
+	// Split is the URI of the file a map task's current split reads (a
+	// part file of one of the job's inputs); empty in reduce tasks. A map
+	// function can read a side file that goes with it, as the parse job
+	// reads the crawl_fetch part of each content part.
+	Split string
 	// State is the job's own state for the task, for its functions to
 	// share without a map keyed by task: the engine sets it to nil before
 	// a map split's MapSetup and before a reduce task's first group of

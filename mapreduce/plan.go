@@ -264,6 +264,7 @@ func (p *plan[V, O]) listSplits(ctx context.Context, res Resolver) ([]split, err
 
 func (p *plan[V, O]) runMap(t *Task, sp split, sh *mapShuffle, outs taskOutputs, records *int64) error {
 	in := p.inputs[sp.Input]
+	t.Split = sp.URI
 	f, err := sp.fs.Open(sp.path)
 	if err != nil {
 		return fmt.Errorf("input %s: %w", sp.URI, err)
