@@ -566,8 +566,8 @@ func TestParseStreamingEqualsLocal(t *testing.T) {
 
 // BenchmarkParseJob runs the parse job over a segment of simweb pages as
 // served (about 2000 HTML pages of a 40-host web, one content part), on
-// the local runner with the machine's parallelism; reports pages/s and
-// MB/s of content.
+// the local runner with the machine's parallelism, with the map-side join
+// and with the shuffle; reports pages/s and MB/s of content.
 func BenchmarkParseJob(b *testing.B) {
 	cfg := simweb.DefaultConfig()
 	cfg.Seed, cfg.Hosts, cfg.Pages = 21, 40, 2000
@@ -599,25 +599,34 @@ func BenchmarkParseJob(b *testing.B) {
 	seg := filepath.Join(env.Crawl, "segments", "20260101000000")
 	writeSegmentStage(b, seg, segment.DirFetch, fs)
 	writeSegmentStage(b, seg, segment.DirContent, cs)
-	b.SetBytes(total)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		for _, d := range []string{segment.DirParseData, segment.DirParseText, segment.DirCrawlParse} {
-			if err := os.RemoveAll(filepath.Join(seg, d)); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.StartTimer()
-		res, err := Parse(context.Background(), env, ParseOptions{Segment: seg, Filters: URLFilterOptions{Options: urlutil.DefaultFilterOptions()}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Parsed != int64(len(cs)) {
-			b.Fatalf("parsed %d of %d", res.Parsed, len(cs))
-		}
+	filters, err := URLFilterOptions{Options: urlutil.DefaultFilterOptions()}.spec(env.resolver())
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(len(cs))*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+	for _, join := range []string{"map-side", "shuffle"} {
+		b.Run(join, func(b *testing.B) {
+			b.SetBytes(total)
+			for b.Loop() {
+				b.StopTimer()
+				for _, d := range []string{segment.DirParseData, segment.DirParseText, segment.DirCrawlParse} {
+					if err := os.RemoveAll(filepath.Join(seg, d)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				job := planParse(env, seg, ParseOptions{Segment: seg}, filters)
+				job.MapSide = join == "map-side"
+				res, err := env.Run(context.Background(), job)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if n := res.Counters.Get(JobParse, ctrParsed); n != int64(len(cs)) {
+					b.Fatalf("parsed %d of %d", n, len(cs))
+				}
+			}
+			b.ReportMetric(float64(len(cs))*float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+		})
+	}
 }
 
 func TestParseOptionsValidate(t *testing.T) {
