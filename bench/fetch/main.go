@@ -198,6 +198,8 @@ type features struct {
 	keepAlive string
 	// politeness: --politeness exists.
 	politeness bool
+	// fetchParse: --parse exists (the fetch parses as it fetches).
+	fetchParse bool
 }
 
 func trawlFeatures(ctx context.Context, trawl string) (features, error) {
@@ -209,6 +211,7 @@ func trawlFeatures(ctx context.Context, trawl string) (features, error) {
 	var f features
 	f.policy = strings.Contains(help, "--policy")
 	f.politeness = strings.Contains(help, "--politeness")
+	f.fetchParse = strings.Contains(help, "--parse ")
 	switch {
 	case strings.Contains(help, "--no-keep-alive"):
 		f.keepAlive = "--no-keep-alive"

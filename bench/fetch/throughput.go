@@ -197,6 +197,24 @@ func runThroughput(ctx context.Context, log *slog.Logger, o options, feat featur
 			fetch := rows[slices.IndexFunc(rows, func(r row) bool { return r.name == "trawl fetch" })]
 			rows = append(rows, row{name: "trawl fetch+parse", trawl: true, srv: fetch.srv, pages: fetch.pages,
 				wall: fetch.wall + m.wall, rss: max(fetch.rss, m.maxRSS)})
+			if feat.fetchParse {
+				// The fetch that parses as it fetches (Nutch's
+				// fetcher.parse; what crawl runs), on the same list.
+				if err := clearSegment(seg); err != nil {
+					return err
+				}
+				args := append(slices.Clone(global), "fetch", seg, "--parse", "--agent", o.agent,
+					"--server-delay", "0", "--allow-private", "--dns-server", e.srv.DNSAddr(),
+					"--max-connections", strconv.Itoa(perTask))
+				log.Info("trawl fetch --parse", "run", i+1)
+				m, err := measure(ctx, "fetch --parse", os.Stderr, o.trawl, args...)
+				if err != nil {
+					return err
+				}
+				if err := add(row{name: "trawl fetch --parse", trawl: true, wall: m.wall, rss: m.maxRSS}); err != nil {
+					return err
+				}
+			}
 		}
 		runs = append(runs, rows)
 	}
