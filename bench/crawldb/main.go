@@ -7,11 +7,15 @@
 //   - trawl generate over the CrawlDB;
 //   - trawl updatedb of the segment into the CrawlDB;
 //
-// and prints records per second, wall time, peak RSS and the ratio of each
-// job's time to the copy limit.
+// and prints records per second, wall time, CPU time, the cores it kept
+// busy, peak RSS and the ratio of each job's time to the copy limit. Given
+// several sizes it runs each in turn, then prints each job's time at each
+// size against the copy limit and against the first size, and can plot
+// them.
 //
 //	go run ./bench/crawldb -trawl bin/trawl            # 2,000,000 URLs, 200,000 fetched
 //	go run ./bench/crawldb -trawl bin/trawl -urls 200000 -fetched 20000
+//	go run ./bench/crawldb -trawl bin/trawl -urls 1000000,2000000,4000000,10000000 -plot crawldb.png
 package main
 
 import (
@@ -61,21 +65,45 @@ func main() {
 	var (
 		trawl   = flag.String("trawl", "bin/trawl", "the trawl binary to measure")
 		dir     = flag.String("dir", filepath.Join(os.TempDir(), "trawl-bench-crawldb"), "work directory (wiped)")
-		urls    = flag.Int("urls", 2_000_000, "URLs in the CrawlDB")
-		fetched = flag.Int("fetched", 200_000, "URLs fetched in the segment")
+		urlList = flag.String("urls", "2000000", "URLs in the CrawlDB; a comma-separated list runs each size in turn and prints a table of them all")
+		fetched = flag.Int("fetched", 0, "URLs fetched in the segment (0: a tenth of -urls)")
 		links   = flag.Int("outlinks", 10, "outlinks per parsed page (half to new URLs)")
 		parts   = flag.Int("parts", 4, "CrawlDB part files")
 		memory  = flag.String("memory", "256MiB", "engine memory budget passed to trawl")
-		keep    = flag.Bool("keep", false, "keep the work directory")
+		plotOut = flag.String("plot", "", "write a PNG plot of the jobs' wall times against the CrawlDB size to `FILE`")
+		keep    = flag.Bool("keep", false, "keep the work directory (of the last size)")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(log, *trawl, *dir, *urls, *fetched, *links, *parts, *memory); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/crawldb:", err)
-		os.Exit(1)
+	var sizes []sizeRun
+	for _, f := range strings.Split(*urlList, ",") {
+		urls, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || urls <= 0 {
+			fmt.Fprintf(os.Stderr, "bench/crawldb: -urls %q: want positive counts\n", *urlList)
+			os.Exit(2)
+		}
+		fe := *fetched
+		if fe == 0 {
+			fe = urls / 10
+		}
+		ms, err := run(log, *trawl, *dir, urls, fe, *links, *parts, *memory)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/crawldb:", err)
+			os.Exit(1)
+		}
+		sizes = append(sizes, sizeRun{urls: urls, ms: ms})
+		if !*keep {
+			os.RemoveAll(*dir)
+		}
 	}
-	if !*keep {
-		os.RemoveAll(*dir)
+	if len(sizes) > 1 {
+		printSizes(sizes, *memory)
+	}
+	if *plotOut != "" {
+		if err := plotSizes(*plotOut, sizes); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/crawldb:", err)
+			os.Exit(1)
+		}
 	}
 }
 
@@ -84,24 +112,32 @@ type measurement struct {
 	name    string
 	records int
 	wall    time.Duration
+	cpu     time.Duration
 	maxRSS  int64 // bytes
 }
 
-func run(log *slog.Logger, trawl, dir string, urls, fetched, links, parts int, memory string) error {
+// sizeRun is the measurements of one CrawlDB size: copy limit, generate,
+// updatedb.
+type sizeRun struct {
+	urls int
+	ms   []measurement
+}
+
+func run(log *slog.Logger, trawl, dir string, urls, fetched, links, parts int, memory string) ([]measurement, error) {
 	if err := os.RemoveAll(dir); err != nil {
-		return err
+		return nil, err
 	}
 	crawl := filepath.Join(dir, "crawl")
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	start := time.Now()
 	gen := exec.Command(self, "gen", crawl, strconv.Itoa(urls), strconv.Itoa(fetched), strconv.Itoa(links), strconv.Itoa(parts))
 	gen.Stderr = os.Stderr
 	out, err := gen.Output()
 	if err != nil {
-		return fmt.Errorf("building the synthetic crawl: %w", err)
+		return nil, fmt.Errorf("building the synthetic crawl: %w", err)
 	}
 	seg := strings.TrimSpace(string(out))
 	log.Info("synthetic crawl built", "dir", crawl, "urls", urls, "fetched", fetched, "took", time.Since(start).Round(time.Millisecond))
@@ -110,31 +146,31 @@ func run(log *slog.Logger, trawl, dir string, urls, fetched, links, parts int, m
 	var ms []measurement
 	m, err := measure("copy limit", urls, self, "copy", current, filepath.Join(dir, "copy"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ms = append(ms, m)
 	m, err = measure("generate", urls, trawl, "--crawl", crawl, "--memory", memory,
 		"generate", "--topN", strconv.Itoa(fetched), "--now", "+100d")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ms = append(ms, m)
 	m, err = measure("updatedb", urls, trawl, "--crawl", crawl, "--memory", memory, "updatedb", seg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ms = append(ms, m)
 
 	fmt.Printf("\nCrawlDB of %d URLs, segment of %d fetched URLs with %d outlinks each, memory budget %s, %d cores\n\n",
 		urls, fetched, links, memory, numCPU())
-	fmt.Printf("| %-10s | %12s | %10s | %12s | %13s |\n", "job", "CrawlDB rows/s", "wall", "peak RSS", "x copy limit")
-	fmt.Printf("|%s|%s|%s|%s|%s|\n", dashes(12), dashes(16), dashes(12), dashes(14), dashes(15))
+	fmt.Printf("| %-10s | %12s | %10s | %10s | %10s | %12s | %13s |\n", "job", "CrawlDB rows/s", "wall", "CPU", "cores busy", "peak RSS", "x copy limit")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", dashes(12), dashes(16), dashes(12), dashes(12), dashes(12), dashes(14), dashes(15))
 	for _, m := range ms {
-		fmt.Printf("| %-10s | %14.0f | %10s | %8.0f MiB | %13.2f |\n", m.name,
-			float64(m.records)/m.wall.Seconds(), m.wall.Round(time.Millisecond),
-			float64(m.maxRSS)/(1<<20), m.wall.Seconds()/ms[0].wall.Seconds())
+		fmt.Printf("| %-10s | %14.0f | %10s | %10s | %10.2f | %8.0f MiB | %13.2f |\n", m.name,
+			float64(m.records)/m.wall.Seconds(), m.wall.Round(time.Millisecond), m.cpu.Round(time.Millisecond),
+			m.cpu.Seconds()/m.wall.Seconds(), float64(m.maxRSS)/(1<<20), m.wall.Seconds()/ms[0].wall.Seconds())
 	}
-	return nil
+	return ms, nil
 }
 
 func dashes(n int) string {
@@ -164,7 +200,7 @@ func measure(name string, records int, bin string, args ...string) (measurement,
 	if err != nil && !(errors.As(err, &exit) && name == "generate" && exit.ExitCode() == 1) {
 		return measurement{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return measurement{name: name, records: records, wall: u.Wall, maxRSS: u.PeakRSS}, nil
+	return measurement{name: name, records: records, wall: u.Wall, cpu: u.CPU, maxRSS: u.PeakRSS}, nil
 }
 
 // copyLimit reads every row of every part in src and writes it to a part of

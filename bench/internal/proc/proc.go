@@ -23,6 +23,9 @@ type Usage struct {
 	// across Go's vfork-style spawn and exec it carries the parent's
 	// high-water mark, which is wrong for a large harness process.
 	PeakRSS int64
+	// CPU is the process's user plus system CPU time (from its rusage);
+	// CPU / Wall is how many cores it kept busy on average.
+	CPU time.Duration
 }
 
 // Run starts cmd (its Stdout and Stderr as the caller set them), waits for
@@ -57,6 +60,9 @@ func Run(cmd *exec.Cmd) (Usage, error) {
 	close(done)
 	<-sampled
 	u.PeakRSS = hwm.Load()
+	if cmd.ProcessState != nil {
+		u.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && u.PeakRSS == 0 {
 		u.PeakRSS = ru.Maxrss * 1024 // Linux reports KiB
 	}
