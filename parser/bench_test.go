@@ -1,8 +1,11 @@
 package parser_test
 
 import (
+	"bytes"
 	"sync/atomic"
 	"testing"
+
+	"golang.org/x/net/html"
 
 	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/segment"
@@ -49,6 +52,24 @@ func benchParse(b *testing.B, o parser.Options) {
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Parse(pages[i%len(pages)]); err != nil {
 			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// BenchmarkTokenizeSimweb runs a bare golang.org/x/net/html Tokenizer
+// loop (Next until the end, nothing kept) over the pages
+// BenchmarkParseSimweb parses, one after the other: the floor under
+// Parse's cost. Parse's ns/op over this one's is the parser's overhead
+// factor.
+func BenchmarkTokenizeSimweb(b *testing.B) {
+	pages, total := benchPages(b)
+	b.SetBytes(total / int64(len(pages)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		z := html.NewTokenizer(bytes.NewReader(pages[i%len(pages)].Body))
+		for z.Next() != html.ErrorToken {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
