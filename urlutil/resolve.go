@@ -41,17 +41,29 @@ func (n *Normalizer) ResolveReference(base, href string) (string, error) {
 	if q := strings.IndexByte(b, '?'); q >= 0 {
 		queryStart = q
 	}
+	// For http and https, join takes the short way when h is normal
+	// already.
+	web := scheme == "http" || scheme == "https"
 	switch {
 	case h == "" || h[0] == '#':
 		return b, nil
 	case len(h) >= 2 && isSlash(h[0]) && isSlash(h[1]):
 		return n.Normalize(scheme + ":" + h)
 	case isSlash(h[0]):
+		if web {
+			return n.join(b[:pathStart], h, tailAuthority)
+		}
 		return n.Normalize(b[:pathStart] + h)
 	case h[0] == '?':
+		if web {
+			return n.join(b[:queryStart], h, tailQuery)
+		}
 		return n.Normalize(b[:queryStart] + h)
 	default:
 		dir := b[:strings.LastIndexByte(b[:queryStart], '/')+1]
+		if web {
+			return n.join(dir, h, tailAfterSlash)
+		}
 		return n.Normalize(dir + h)
 	}
 }
