@@ -177,8 +177,7 @@ func (st *htmlState) run(doc []byte) {
 				}
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw(), len("<"))
 			raw = 0
 			if isRawText(a) {
 				raw = a
@@ -186,10 +185,9 @@ func (st *htmlState) run(doc []byte) {
 			if a == atom.Title && !st.gotTitle && st.foreign == 0 && st.template == 0 {
 				inTitle = true
 			}
-			st.startTag(z, a, hasAttr, tt == html.SelfClosingTagToken)
+			st.startTag(z, a, tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := tagAtom(z.Raw(), len("</"))
 			if a == atom.Title && inTitle {
 				inTitle = false
 				st.gotTitle = true
@@ -216,12 +214,37 @@ func (st *htmlState) sep() {
 	}
 }
 
-// attrs reads the attributes of the current tag that f wants: f gets the
-// lower-case key and the unescaped value, valid only during the call.
-func attrs(z *html.Tokenizer, hasAttr bool, f func(key, val []byte)) {
-	for hasAttr {
+// tagAtom returns the atom of the current tag's name, read from its raw
+// text after the skip bytes of "<" or "</" as the tokenizer reads it (up to
+// white space, '/' or '>', lower-cased), without the copy TagName makes; 0
+// for a name that is no atom.
+func tagAtom(raw []byte, skip int) atom.Atom {
+	var name [32]byte // longer than any atom
+	n := 0
+	for _, c := range raw[skip:] {
+		switch c {
+		case ' ', '\n', '\r', '\t', '\f', '/', '>':
+			return atom.Lookup(name[:n])
+		}
+		if n == len(name) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		name[n] = c
+		n++
+	}
+	return atom.Lookup(name[:n])
+}
+
+// attrs passes the attributes of the current tag to f: the lower-case key
+// and the unescaped value, valid only during the call. A tag without
+// attributes gives one call with a nil key, which matches none.
+func attrs(z *html.Tokenizer, f func(key, val []byte)) {
+	for more := true; more; {
 		var k, v []byte
-		k, v, hasAttr = z.TagAttr()
+		k, v, more = z.TagAttr()
 		f(k, v)
 	}
 }
@@ -245,25 +268,25 @@ func relTokens(rel string) (nofollow, nav, canonical bool) {
 
 // startTag handles a start (or self-closing) tag: a block element
 // separates words, and each tag family has a handler of its own.
-func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, hasAttr, selfClosing bool) {
+func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, selfClosing bool) {
 	if isBlock(a) {
 		st.sep()
 	}
 	switch a {
 	case atom.A:
-		st.anchorTag(z, hasAttr)
+		st.anchorTag(z)
 	case atom.Area:
-		st.areaTag(z, hasAttr)
+		st.areaTag(z)
 	case atom.Frame, atom.Iframe:
-		st.frameTag(z, hasAttr)
+		st.frameTag(z)
 	case atom.Link:
-		st.linkTag(z, hasAttr)
+		st.linkTag(z)
 	case atom.Base:
-		st.baseTag(z, hasAttr)
+		st.baseTag(z)
 	case atom.Meta:
-		st.metaTag(z, hasAttr)
+		st.metaTag(z)
 	case atom.Img:
-		st.imgTag(z, hasAttr)
+		st.imgTag(z)
 	case atom.Template:
 		if !selfClosing {
 			st.template++
@@ -277,8 +300,8 @@ func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, hasAttr, selfClosi
 
 // hrefRel reads the first href (has: there is one) and the last rel of
 // the current tag.
-func hrefRel(z *html.Tokenizer, hasAttr bool) (href, rel string, has bool) {
-	attrs(z, hasAttr, func(k, v []byte) {
+func hrefRel(z *html.Tokenizer) (href, rel string, has bool) {
+	attrs(z, func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
@@ -294,12 +317,12 @@ func hrefRel(z *html.Tokenizer, hasAttr bool) (href, rel string, has bool) {
 // anchorTag handles an <a>: it closes an open one (the tree builder's
 // rule) and, outside a <template>, opens a link that collects the anchor
 // text up to its end, unless it has no href or is rel=nofollow.
-func (st *htmlState) anchorTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) anchorTag(z *html.Tokenizer) {
 	st.closeAnchor()
 	if st.template > 0 {
 		return
 	}
-	href, rel, has := hrefRel(z, hasAttr)
+	href, rel, has := hrefRel(z)
 	if !has {
 		return
 	}
@@ -314,13 +337,13 @@ func (st *htmlState) anchorTag(z *html.Tokenizer, hasAttr bool) {
 
 // areaTag handles an image map's <area>: a link whose anchor is its alt
 // text, unless it has no href or is rel=nofollow.
-func (st *htmlState) areaTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) areaTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
 	var href, rel, alt string
 	has := false
-	attrs(z, hasAttr, func(k, v []byte) {
+	attrs(z, func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
@@ -343,13 +366,13 @@ func (st *htmlState) areaTag(z *html.Tokenizer, hasAttr bool) {
 }
 
 // frameTag handles a <frame> or <iframe>: its first src is a link.
-func (st *htmlState) frameTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) frameTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
 	var src string
 	has := false
-	attrs(z, hasAttr, func(k, v []byte) {
+	attrs(z, func(k, v []byte) {
 		if string(k) == "src" && !has {
 			src, has = string(v), true
 		}
@@ -362,11 +385,11 @@ func (st *htmlState) frameTag(z *html.Tokenizer, hasAttr bool) {
 // linkTag handles a <link>: the first rel=canonical gives the canonical
 // URL (nofollow or not), and a navigational relation (see relTokens) not
 // marked nofollow is a link.
-func (st *htmlState) linkTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) linkTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
-	href, rel, has := hrefRel(z, hasAttr)
+	href, rel, has := hrefRel(z)
 	if !has {
 		return
 	}
@@ -385,11 +408,11 @@ func (st *htmlState) linkTag(z *html.Tokenizer, hasAttr bool) {
 
 // baseTag handles a <base>: the first href of the first <base> that has
 // one is the base URL.
-func (st *htmlState) baseTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) baseTag(z *html.Tokenizer) {
 	if st.hasBase {
 		return
 	}
-	attrs(z, hasAttr, func(k, v []byte) {
+	attrs(z, func(k, v []byte) {
 		if string(k) == "href" && !st.hasBase {
 			st.baseHref, st.hasBase = string(v), true
 		}
@@ -398,13 +421,13 @@ func (st *htmlState) baseTag(z *html.Tokenizer, hasAttr bool) {
 
 // imgTag handles an <img> outside a <template>: it counts the image and,
 // inside an <a>, keeps the first alt text as the anchor's fallback.
-func (st *htmlState) imgTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) imgTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
 	st.images++
 	if st.open >= 0 && st.anchorAlt == "" {
-		attrs(z, hasAttr, func(k, v []byte) {
+		attrs(z, func(k, v []byte) {
 			if string(k) == "alt" && st.anchorAlt == "" {
 				st.anchorAlt = cleanText(string(v), MaxAnchorLength)
 			}
@@ -458,10 +481,10 @@ func (st *htmlState) closeAnchor() {
 }
 
 // metaTag handles a <meta>.
-func (st *htmlState) metaTag(z *html.Tokenizer, hasAttr bool) {
+func (st *htmlState) metaTag(z *html.Tokenizer) {
 	var name, equiv, content, property string
 	hasContent := false
-	attrs(z, hasAttr, func(k, v []byte) {
+	attrs(z, func(k, v []byte) {
 		switch string(k) {
 		case "name":
 			name = strings.ToLower(strings.TrimSpace(string(v)))

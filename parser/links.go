@@ -56,15 +56,23 @@ func (c *linkChecker) check(u string) string {
 // resolveLinks resolves, checks, deduplicates and caps the page's links,
 // and resolves <base>, the canonical URL and the refresh target.
 func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
-	base := res.BaseURL
-	if st.hasBase {
-		if b, err := p.norm.ResolveReference(base, st.baseHref); err == nil {
-			base = b
+	// res.BaseURL is normalized, so this cannot fail; if it did, every
+	// link would be invalid, as ResolveReference would make it.
+	base, baseErr := p.norm.Base(res.BaseURL)
+	if st.hasBase && baseErr == nil {
+		if b, err := base.Resolve(st.baseHref); err == nil {
 			res.BaseURL = b
+			base, baseErr = p.norm.Base(b)
 		}
 	}
+	resolve := func(href string) (string, error) {
+		if baseErr != nil {
+			return "", baseErr
+		}
+		return base.Resolve(href)
+	}
 	if st.canonical != "" {
-		if u, err := p.norm.ResolveReference(base, st.canonical); err == nil {
+		if u, err := resolve(st.canonical); err == nil {
 			res.Canonical = u
 		}
 	}
@@ -82,7 +90,7 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 
 	if st.hasRefresh {
 		stats.Found++
-		if u, err := p.norm.ResolveReference(base, st.refresh); err != nil {
+		if u, err := resolve(st.refresh); err != nil {
 			stats.drop("invalid", 1)
 		} else {
 			res.RefreshURL, res.RefreshDelay = u, st.refreshDelay
@@ -98,7 +106,7 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 	}
 	for i := range st.links {
 		l := &st.links[i]
-		u, err := p.norm.ResolveReference(base, l.href)
+		u, err := resolve(l.href)
 		if err != nil {
 			stats.drop("invalid", 1)
 			continue

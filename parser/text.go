@@ -46,19 +46,48 @@ func (t *textBuf) startRune() bool {
 	return true
 }
 
+// word appends w, a run of printable ASCII, as startRune and an append
+// per byte would, in one go.
+func (t *textBuf) word(w []byte) {
+	if t.limit > 0 {
+		room := t.limit - t.runes
+		if room <= 0 {
+			t.full = true
+			return
+		}
+		if len(w) > room {
+			w = w[:room]
+			t.full = true
+		}
+	}
+	if len(t.b) == 0 {
+		t.words++
+		t.space = false
+	} else if t.space {
+		t.b = append(t.b, ' ')
+		t.words++
+		t.space = false
+	}
+	t.runes += len(w)
+	t.b = append(t.b, w...)
+}
+
 // write appends text.
 func (t *textBuf) write(s []byte) {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			i++
 			if c <= ' ' || c == 0x7f {
 				t.space = true
+				i++
 				continue
 			}
-			if t.startRune() {
-				t.b = append(t.b, c)
+			j := i + 1
+			for j < len(s) && s[j] > ' ' && s[j] < 0x7f {
+				j++
 			}
+			t.word(s[i:j])
+			i = j
 			continue
 		}
 		r, n := utf8.DecodeRune(s[i:])
