@@ -46,8 +46,12 @@ func (t *textBuf) startRune() bool {
 	return true
 }
 
-// word appends w, a run of printable ASCII, as startRune and an append
-// per byte would, in one go.
+// isPrint reports printable ASCII (not space).
+func isPrint(c byte) bool { return c > ' ' && c < 0x7f }
+
+// word appends w, printable ASCII that starts a word, as startRune and an
+// append per byte would, in one go. Without a limit w may hold more words
+// separated by single spaces, which the caller counts.
 func (t *textBuf) word(w []byte) {
 	if t.limit > 0 {
 		room := t.limit - t.runes
@@ -82,11 +86,31 @@ func (t *textBuf) write(s []byte) {
 				i++
 				continue
 			}
-			j := i + 1
-			for j < len(s) && s[j] > ' ' && s[j] < 0x7f {
-				j++
+			if t.limit > 0 {
+				j := i + 1
+				for j < len(s) && isPrint(s[j]) {
+					j++
+				}
+				t.word(s[i:j])
+				i = j
+				continue
+			}
+			// Unlimited: take the run of words already separated by
+			// single spaces in one go.
+			j, words := i+1, 1
+			for {
+				for j < len(s) && isPrint(s[j]) {
+					j++
+				}
+				if j+1 < len(s) && s[j] == ' ' && isPrint(s[j+1]) {
+					j += 2
+					words++
+					continue
+				}
+				break
 			}
 			t.word(s[i:j])
+			t.words += words - 1
 			i = j
 			continue
 		}
