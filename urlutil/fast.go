@@ -242,8 +242,36 @@ func (n *Normalizer) normalized(raw string) (string, bool) {
 // its path (tailAfterSlash) or at the end of its path (tailQuery): when t
 // is already normal the result is just the concatenation.
 func (n *Normalizer) join(prefix, t string, kind tailKind) (string, error) {
+	if kind == tailAfterSlash {
+		prefix, t = popDots(prefix, t)
+	}
 	if k, ok := n.normalTail(t, kind); ok {
 		return prefix + t[:k], nil
 	}
 	return n.Normalize(prefix + t)
+}
+
+// popDots resolves the leading "../" and "./" segments of a relative path
+// t against dir, a normalized http or https URL cut after a '/' of its
+// path, as Normalize's dot-segment removal would: "../" drops the last
+// segment of dir (none at the root), "./" nothing.
+func popDots(dir, t string) (string, string) {
+	if t == "" || t[0] != '.' {
+		return dir, t
+	}
+	se := strings.Index(dir, "://")
+	root := se + 3 + strings.IndexByte(dir[se+3:], '/') + 1 // dir[:root] ends with the path's first '/'
+	for {
+		switch {
+		case strings.HasPrefix(t, "../"):
+			if len(dir) > root {
+				dir = dir[:strings.LastIndexByte(dir[:len(dir)-1], '/')+1]
+			}
+			t = t[3:]
+		case strings.HasPrefix(t, "./"):
+			t = t[2:]
+		default:
+			return dir, t
+		}
+	}
 }
