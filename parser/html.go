@@ -165,7 +165,15 @@ func (st *htmlState) run(doc []byte) {
 			switch raw {
 			case 0:
 				if st.template == 0 {
-					st.text(z.Text())
+					// Outside raw-text elements Text is the raw text with
+					// newlines converted and entities unescaped; white
+					// space collapses the same with or without the
+					// conversion, so without an '&' the raw text will do.
+					if t := z.Raw(); bytes.IndexByte(t, '&') < 0 {
+						st.text(t)
+					} else {
+						st.text(z.Text())
+					}
 				}
 			case atom.Title:
 				if inTitle {
