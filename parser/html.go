@@ -45,6 +45,7 @@ type htmlState struct {
 	hasRefresh          bool
 	robots              robots
 	meta                map[string]string
+	seen                map[string]int // resolveLinks' scratch: URL -> index in Outlinks, or -1
 }
 
 func (st *htmlState) reset() {
@@ -59,11 +60,12 @@ func (st *htmlState) reset() {
 	st.refresh, st.refreshDelay, st.hasRefresh = "", 0, false
 	st.robots = robots{}
 	st.meta = nil
+	clear(st.seen)
 }
 
 // tooBig reports whether the state holds buffers too large to keep pooled.
 func (st *htmlState) tooBig() bool {
-	return cap(st.body.b) > 4<<20 || cap(st.links) > 1<<14
+	return cap(st.body.b) > 4<<20 || cap(st.links) > 1<<14 || len(st.seen) > 1<<12
 }
 
 // decode converts b to UTF-8 (enc nil: b is UTF-8 already). Decoders of

@@ -86,7 +86,10 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 		n = min(n+1, p.maxOut)
 	}
 	out := make([]segment.Outlink, 0, n)
-	seen := make(map[string]int, len(st.links)+1) // URL -> index in out, or -1 if dropped
+	if st.seen == nil {
+		st.seen = make(map[string]int, len(st.links)+1)
+	}
+	seen := st.seen // URL -> index in out, or -1 if dropped; cleared by reset
 
 	if st.hasRefresh {
 		stats.Found++
