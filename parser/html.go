@@ -18,11 +18,13 @@ const (
 	linkLink
 )
 
-// rawLink is a link as written in the page.
+// rawLink is a link as written in the page. While the page is read its
+// href and anchor are spans of the state's arena; linkStrings then makes
+// them strings.
 type rawLink struct {
-	href   string
-	anchor string
-	kind   uint8
+	href, anchor                           string
+	hrefOff, hrefEnd, anchorOff, anchorEnd int
+	kind                                   uint8
 }
 
 // htmlState is the scratch state of one HTML parse; Parsers pool them.
@@ -32,7 +34,9 @@ type htmlState struct {
 	overflow            int // links past MaxRawLinks
 	nofollowLinks       int // links with rel=nofollow
 	open                int // index in links of the open <a>, or -1
-	anchorAlt           string
+	anchorAlt           []byte
+	alt                 textBuf // scratch for alt texts
+	arena               []byte  // the links' hrefs and anchors
 	images              int
 	template            int // depth of <template>
 	foreign             int // depth of <svg> / <math>
@@ -54,7 +58,8 @@ func (st *htmlState) reset() {
 	st.title.reset(MaxTitleLength)
 	clear(st.links)
 	st.links = st.links[:0]
-	st.overflow, st.nofollowLinks, st.open, st.anchorAlt = 0, 0, -1, ""
+	st.overflow, st.nofollowLinks, st.open, st.anchorAlt = 0, 0, -1, st.anchorAlt[:0]
+	st.arena = st.arena[:0]
 	st.images, st.template, st.foreign = 0, 0, 0
 	st.gotTitle, st.baseHref, st.hasBase, st.canonical = false, "", false, ""
 	st.refresh, st.refreshDelay, st.hasRefresh = "", 0, false
@@ -65,7 +70,7 @@ func (st *htmlState) reset() {
 
 // tooBig reports whether the state holds buffers too large to keep pooled.
 func (st *htmlState) tooBig() bool {
-	return cap(st.body.b) > 4<<20 || cap(st.links) > 1<<14 || len(st.seen) > 1<<12
+	return cap(st.body.b) > 4<<20 || cap(st.arena) > 4<<20 || cap(st.links) > 1<<14 || len(st.seen) > 1<<12
 }
 
 // decode converts b to UTF-8 (enc nil: b is UTF-8 already). Decoders of
@@ -97,6 +102,7 @@ func (p *Parser) parseHTML(res *Result, body []byte, ctype, pageURL string) {
 		}
 	}()
 	st.run(doc)
+	st.linkStrings()
 
 	res.Text = st.body.String()
 	res.Features.Words = int32(st.body.words)
@@ -308,20 +314,31 @@ func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, selfClosing bool) 
 	}
 }
 
-// hrefRel reads the first href (has: there is one) and the last rel of
+// hrefRel reads the first href (has: there is one; it is kept in the
+// arena at [off:end] while there is room for links) and the last rel of
 // the current tag.
-func hrefRel(z *html.Tokenizer) (href, rel string, has bool) {
+func (st *htmlState) hrefRel(z *html.Tokenizer) (off, end int, rel string, has bool) {
 	attrs(z, func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
-				href, has = string(v), true
+				off, end, has = st.keep(v), len(st.arena), true
 			}
 		case "rel":
 			rel = string(v)
 		}
 	})
-	return href, rel, has
+	return off, end, rel, has
+}
+
+// keep appends b to the arena (unless the links are at MaxRawLinks) and
+// returns where it starts.
+func (st *htmlState) keep(b []byte) int {
+	off := len(st.arena)
+	if len(st.links) < MaxRawLinks {
+		st.arena = append(st.arena, b...)
+	}
+	return off
 }
 
 // anchorTag handles an <a>: it closes an open one (the tree builder's
@@ -332,7 +349,7 @@ func (st *htmlState) anchorTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
-	href, rel, has := hrefRel(z)
+	off, end, rel, has := st.hrefRel(z)
 	if !has {
 		return
 	}
@@ -340,9 +357,9 @@ func (st *htmlState) anchorTag(z *html.Tokenizer) {
 		st.nofollowLinks++
 		return
 	}
-	st.open = st.addLink(href, "", linkA)
+	st.open = st.addLink(off, end, nil, linkA)
 	st.anchor.reset(MaxAnchorLength)
-	st.anchorAlt = ""
+	st.anchorAlt = st.anchorAlt[:0]
 }
 
 // areaTag handles an image map's <area>: a link whose anchor is its alt
@@ -351,18 +368,21 @@ func (st *htmlState) areaTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
-	var href, rel, alt string
+	var off, end int
+	var rel string
 	has := false
+	st.alt.reset(MaxAnchorLength)
 	attrs(z, func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
-				href, has = string(v), true
+				off, end, has = st.keep(v), len(st.arena), true
 			}
 		case "rel":
 			rel = string(v)
-		case "alt":
-			alt = string(v)
+		case "alt": // the last one
+			st.alt.reset(MaxAnchorLength)
+			st.alt.write(v)
 		}
 	})
 	if !has {
@@ -372,7 +392,7 @@ func (st *htmlState) areaTag(z *html.Tokenizer) {
 		st.nofollowLinks++
 		return
 	}
-	st.addLink(href, cleanText(alt, MaxAnchorLength), linkArea)
+	st.addLink(off, end, st.alt.b, linkArea)
 }
 
 // frameTag handles a <frame> or <iframe>: its first src is a link.
@@ -380,15 +400,15 @@ func (st *htmlState) frameTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
-	var src string
+	var off, end int
 	has := false
 	attrs(z, func(k, v []byte) {
 		if string(k) == "src" && !has {
-			src, has = string(v), true
+			off, end, has = st.keep(v), len(st.arena), true
 		}
 	})
 	if has {
-		st.addLink(src, "", linkFrame)
+		st.addLink(off, end, nil, linkFrame)
 	}
 }
 
@@ -399,7 +419,19 @@ func (st *htmlState) linkTag(z *html.Tokenizer) {
 	if st.template > 0 {
 		return
 	}
-	href, rel, has := hrefRel(z)
+	var href string
+	var rel string
+	has := false
+	attrs(z, func(k, v []byte) {
+		switch string(k) {
+		case "href":
+			if !has {
+				href, has = string(v), true
+			}
+		case "rel":
+			rel = string(v)
+		}
+	})
 	if !has {
 		return
 	}
@@ -412,7 +444,8 @@ func (st *htmlState) linkTag(z *html.Tokenizer) {
 		return
 	}
 	if nav {
-		st.addLink(href, "", linkLink)
+		off := st.keep([]byte(href))
+		st.addLink(off, len(st.arena), nil, linkLink)
 	}
 }
 
@@ -436,10 +469,12 @@ func (st *htmlState) imgTag(z *html.Tokenizer) {
 		return
 	}
 	st.images++
-	if st.open >= 0 && st.anchorAlt == "" {
+	if st.open >= 0 && len(st.anchorAlt) == 0 {
 		attrs(z, func(k, v []byte) {
-			if string(k) == "alt" && st.anchorAlt == "" {
-				st.anchorAlt = cleanText(string(v), MaxAnchorLength)
+			if string(k) == "alt" && len(st.anchorAlt) == 0 {
+				st.alt.reset(MaxAnchorLength)
+				st.alt.write(v)
+				st.anchorAlt = append(st.anchorAlt, st.alt.b...)
 			}
 		})
 	}
@@ -465,14 +500,27 @@ func (st *htmlState) endTag(a atom.Atom) {
 	}
 }
 
-// addLink records a link and returns its index (-1 past MaxRawLinks).
-func (st *htmlState) addLink(href, anchor string, kind uint8) int {
+// addLink records a link whose href is arena[off:end], copying its
+// anchor into the arena, and returns its index (-1 past MaxRawLinks).
+func (st *htmlState) addLink(off, end int, anchor []byte, kind uint8) int {
 	if len(st.links) >= MaxRawLinks {
 		st.overflow++
 		return -1
 	}
-	st.links = append(st.links, rawLink{href: href, anchor: anchor, kind: kind})
+	a := len(st.arena)
+	st.arena = append(st.arena, anchor...)
+	st.links = append(st.links, rawLink{hrefOff: off, hrefEnd: end, anchorOff: a, anchorEnd: len(st.arena), kind: kind})
 	return len(st.links) - 1
+}
+
+// linkStrings gives the links their href and anchor strings, all cut from
+// one copy of the arena.
+func (st *htmlState) linkStrings() {
+	all := string(st.arena)
+	for i := range st.links {
+		l := &st.links[i]
+		l.href, l.anchor = all[l.hrefOff:l.hrefEnd], all[l.anchorOff:l.anchorEnd]
+	}
 }
 
 // closeAnchor ends the open <a>, giving it its anchor text.
@@ -480,13 +528,16 @@ func (st *htmlState) closeAnchor() {
 	if st.open < 0 {
 		return
 	}
-	anchor := st.anchor.String()
-	if anchor == "" {
+	anchor := st.anchor.b
+	if len(anchor) == 0 {
 		anchor = st.anchorAlt
 	}
-	st.links[st.open].anchor = anchor
+	l := &st.links[st.open]
+	l.anchorOff = len(st.arena)
+	st.arena = append(st.arena, anchor...)
+	l.anchorEnd = len(st.arena)
 	st.open = -1
-	st.anchorAlt = ""
+	st.anchorAlt = st.anchorAlt[:0]
 	st.anchor.reset(MaxAnchorLength)
 }
 
@@ -547,14 +598,6 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// cleanText collapses white space in s and cuts it at limit runes.
-func cleanText(s string, limit int) string {
-	var t textBuf
-	t.reset(limit)
-	t.write([]byte(s))
-	return t.String()
 }
 
 // robots holds robots directives.
