@@ -1,6 +1,12 @@
 package parser
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
 
 func TestParseRefresh(t *testing.T) {
 	for _, tc := range []struct {
@@ -91,6 +97,80 @@ func TestHasMetaTag(t *testing.T) {
 	for _, in := range []string{`<html><meta charset="koi8-r">`, `<HTML><META HTTP-EQUIV="Content-Type" CONTENT="text/html; charset=iso-8859-2">`} {
 		if prescan([]byte(in)) == "" {
 			t.Errorf("prescan(%q) found no charset", in)
+		}
+	}
+}
+
+// refText is textBuf the plain way, a rune at a time: what textBuf's
+// faster loops must match.
+type refText struct {
+	b            []byte
+	space, full  bool
+	words, runes int
+	limit        int
+}
+
+func (t *refText) write(s []byte) {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRune(s[i:])
+		if s[i] < utf8.RuneSelf {
+			r, n = rune(s[i]), 1
+		}
+		i += n
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) || unicode.IsControl(r) || r == '\ufeff' {
+			t.space = true
+			continue
+		}
+		if t.limit > 0 && t.runes >= t.limit {
+			t.full = true
+			continue
+		}
+		if len(t.b) == 0 || t.space {
+			if len(t.b) > 0 {
+				t.b = append(t.b, ' ')
+			}
+			t.words++
+			t.space = false
+		}
+		t.runes++
+		if r == utf8.RuneError && n == 1 {
+			t.b = utf8.AppendRune(t.b, utf8.RuneError)
+		} else {
+			t.b = append(t.b, s[i-n:i]...)
+		}
+	}
+}
+
+// TestTextBufMatchesRunes: textBuf's runs of words, eight bytes at a
+// time, give what writing a rune at a time gives, with and without a
+// limit, across writes and separators.
+func TestTextBufMatchesRunes(t *testing.T) {
+	pieces := []string{"a", "word", "Ab1", " ", "  ", "\t", "\r\n", "\x00", "\x7f", "\x1f", "!", "~", "é", "日本", "\u00a0", "\u3000", "\u2028", "\ufeff",
+		"\xff", "\xe6\x97", "\ufffd", "0123456789", "the quick brown fox ", "x y z w v u t s r", "abcdefgh abcdefg", "a  b", " a b c d e f g h i"}
+	r := rand.New(rand.NewPCG(3, 4))
+	for iter := 0; iter < 20000; iter++ {
+		limit := 0
+		if r.IntN(3) == 0 {
+			limit = 1 + r.IntN(40)
+		}
+		var got textBuf
+		got.reset(limit)
+		want := refText{limit: limit}
+		for k := r.IntN(6); k >= 0; k-- {
+			var s strings.Builder
+			for n := r.IntN(12); n >= 0; n-- {
+				s.WriteString(pieces[r.IntN(len(pieces))])
+			}
+			if r.IntN(4) == 0 {
+				got.sep()
+				want.space = true
+			}
+			got.write([]byte(s.String()))
+			want.write([]byte(s.String()))
+		}
+		if string(got.b) != string(want.b) || got.words != want.words || got.runes != want.runes || got.full != want.full || got.space != want.space {
+			t.Fatalf("limit %d: got %q (%d words, %d runes, full %v), want %q (%d, %d, %v)",
+				limit, got.b, got.words, got.runes, got.full, want.b, want.words, want.runes, want.full)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -99,6 +101,23 @@ func (t *textBuf) write(s []byte) {
 			// single spaces in one go.
 			j, words := i+1, 1
 			for {
+				// Eight bytes at a time while they are printable or single
+				// spaces and the last is not a space (s[j-1] is never one
+				// here).
+				for j+8 <= len(s) {
+					x := binary.LittleEndian.Uint64(s[j:])
+					if (x-0x2020202020202020)&^x&0x8080808080808080 != 0 || // a byte < 0x20
+						((x+0x0101010101010101)|x)&0x8080808080808080 != 0 { // a byte > 0x7e
+						break
+					}
+					y := x ^ 0x2020202020202020 // spaces are zero bytes of y
+					sp := ^(((y & 0x7f7f7f7f7f7f7f7f) + 0x7f7f7f7f7f7f7f7f) | y) & 0x8080808080808080
+					if sp&(sp>>8) != 0 || sp>>63 != 0 {
+						break // two spaces in a row, or a space at the end
+					}
+					words += bits.OnesCount64(sp)
+					j += 8
+				}
 				for j < len(s) && isPrint(s[j]) {
 					j++
 				}
@@ -111,6 +130,7 @@ func (t *textBuf) write(s []byte) {
 			}
 			t.word(s[i:j])
 			t.words += words - 1
+			t.runes -= words - 1 // the spaces between them
 			i = j
 			continue
 		}
