@@ -254,15 +254,197 @@ func tagAtom(raw []byte, skip int) atom.Atom {
 	return atom.Lookup(name[:n])
 }
 
-// attrs passes the attributes of the current tag to f: the lower-case key
-// and the unescaped value, valid only during the call. A tag without
-// attributes gives one call with a nil key, which matches none.
+// attrs passes the attributes of the current start tag to f: the
+// lower-case key and the unescaped value, valid only during the call. A tag
+// without attributes may give one call with a nil key, which matches none.
+// Most tags are read from their raw text without the tokenizer's copies
+// (see rawAttrs); the rest through TagAttr.
 func attrs(z *html.Tokenizer, f func(key, val []byte)) {
+	var spans [maxRawAttrs]attrSpan
+	if raw := z.Raw(); plainTag(raw) {
+		if n, ok := rawAttrs(raw, &spans); ok {
+			var low [32]byte
+			for _, a := range spans[:n] {
+				k := raw[a.k0:a.k1]
+				if len(k) <= len(low) {
+					k = lowerASCII(low[:len(k)], k)
+				}
+				f(k, raw[a.v0:a.v1])
+			}
+			return
+		}
+	}
 	for more := true; more; {
 		var k, v []byte
 		k, v, more = z.TagAttr()
 		f(k, v)
 	}
+}
+
+// maxRawAttrs is the most attributes rawAttrs reads; a tag with more is
+// read through TagAttr.
+const maxRawAttrs = 16
+
+// attrSpan is an attribute's key raw[k0:k1] and value raw[v0:v1].
+type attrSpan struct{ k0, k1, v0, v1 int }
+
+// plainTag reports whether the raw text of a tag has no '&', CR or NUL:
+// its attribute values are then what TagAttr would give (no entity to
+// unescape, no newline to convert, no NUL to replace).
+func plainTag(raw []byte) bool {
+	for _, c := range raw {
+		if c == '&' || c == '\r' || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isTagSpace is the tokenizer's white space in tags.
+func isTagSpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f'
+}
+
+// rawAttrs reads the attributes of a start tag from its raw text (from
+// '<' to its '>') the way the tokenizer's readTag does: the same keys and
+// values, in order, empty keys and repeated keys (compared in lower case)
+// dropped. ok is false if the tag has more than maxRawAttrs attributes or
+// is not what a start tag token holds; spans[:n] are the attributes.
+func rawAttrs(raw []byte, spans *[maxRawAttrs]attrSpan) (n int, ok bool) {
+	if len(raw) < 3 || raw[0] != '<' || raw[len(raw)-1] != '>' {
+		return 0, false
+	}
+	end := len(raw) - 1 // the closing '>'; the tokenizer's reads stop there
+	p := 2              // after "<" and the name's first byte
+	// The name.
+	for ; ; p++ {
+		if p > end {
+			return 0, false
+		}
+		if c := raw[p]; isTagSpace(c) {
+			p++
+			break
+		} else if c == '/' || c == '>' {
+			break
+		}
+	}
+	skip := func() {
+		for p < end && isTagSpace(raw[p]) {
+			p++
+		}
+	}
+	skip()
+	for p < end {
+		if raw[p] == '>' {
+			return 0, false // a '>' before the end: not what the tokenizer read
+		}
+		// The key: up to white space, '/', '>' or an '=' that is not its
+		// first byte.
+		k0 := p
+		for {
+			if p > end {
+				return 0, false
+			}
+			c := raw[p]
+			p++
+			if c == '=' && p == k0+1 {
+				continue
+			}
+			if c == '=' || isTagSpace(c) || c == '/' || c == '>' {
+				p--
+				break
+			}
+		}
+		k1 := p
+		// The value.
+		v0, v1 := p, p
+		skip()
+		switch c := raw[p]; { // p <= end: skip stops at the '>'
+		case c == '>': // no value; the loop ends the tag
+		case c == '/':
+			p++
+		case c != '=':
+		default:
+			p++
+			skip()
+			if p > end {
+				return 0, false
+			}
+			switch q := raw[p]; q {
+			case '>':
+			case '\'', '"':
+				p++
+				v0 = p
+				for p < end && raw[p] != q {
+					p++
+				}
+				if p >= end {
+					return 0, false
+				}
+				v1 = p
+				p++
+			default:
+				v0 = p
+				for p < end && !isTagSpace(raw[p]) {
+					p++
+				}
+				v1 = p
+			}
+		}
+		if k0 != k1 && !seenKey(raw, spans[:n], raw[k0:k1]) {
+			if n == maxRawAttrs {
+				return 0, false
+			}
+			spans[n] = attrSpan{k0, k1, v0, v1}
+			n++
+		}
+		skip()
+	}
+	if p != end {
+		return 0, false
+	}
+	return n, true
+}
+
+// seenKey reports whether one of spans has key k, in ASCII lower case.
+func seenKey(raw []byte, spans []attrSpan, k []byte) bool {
+	for _, a := range spans {
+		if equalASCIIFold(raw[a.k0:a.k1], k) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalASCIIFold(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII writes b in ASCII lower case into dst (as long as b) and
+// returns it.
+func lowerASCII(dst, b []byte) []byte {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst[i] = c
+	}
+	return dst
 }
 
 // relTokens reports whether the rel value has nofollow, and whether it

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/html"
 )
 
 func TestParseRefresh(t *testing.T) {
@@ -173,4 +175,56 @@ func TestTextBufMatchesRunes(t *testing.T) {
 				limit, got.b, got.words, got.runes, got.full, want.b, want.words, want.runes, want.full)
 		}
 	}
+}
+
+// TestRawAttrs: for every start tag of generated markup that rawAttrs
+// reads, it gives the attributes TagAttr gives, in the same order.
+func TestRawAttrs(t *testing.T) {
+	pieces := []string{"<a", "<A", "<img", "<br", "<meta", " ", "  ", "\n", "\t", "\f", "\r", "/", "//", "=", "==", ">", "'", "\"", "href", "HREF", "Href",
+		"rel", "alt", "x", "a=b", "href=/p", "href='/q r'", "href=\"/s\"", "href = /t", "=x", "&amp;", "\x00", "é", "<", "data-x", "a>b", "'>'", "\">\""}
+	r := rand.New(rand.NewPCG(5, 6))
+	read, tags := 0, 0
+	for iter := 0; iter < 30000; iter++ {
+		var s strings.Builder
+		for n := r.IntN(20); n >= 0; n-- {
+			s.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		z := html.NewTokenizer(strings.NewReader(s.String()))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				break
+			}
+			if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+				continue
+			}
+			tags++
+			raw := z.Raw()
+			var spans [maxRawAttrs]attrSpan
+			var got []string
+			n, ok := rawAttrs(raw, &spans)
+			if ok && plainTag(raw) {
+				read++
+				for _, a := range spans[:n] {
+					got = append(got, strings.ToLower(string(raw[a.k0:a.k1]))+"="+string(raw[a.v0:a.v1]))
+				}
+			}
+			rawCopy := string(raw)
+			var want []string
+			for more := true; more; {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				if k != nil {
+					want = append(want, string(k)+"="+string(v))
+				}
+			}
+			if ok && plainTag([]byte(rawCopy)) && strings.Join(got, "\x01") != strings.Join(want, "\x01") {
+				t.Fatalf("tag %q: rawAttrs gives %q, TagAttr %q", rawCopy, got, want)
+			}
+		}
+	}
+	if read < tags/2 {
+		t.Errorf("rawAttrs read %d of %d tags", read, tags)
+	}
+	t.Logf("rawAttrs read %d of %d tags", read, tags)
 }
