@@ -50,6 +50,19 @@ type htmlState struct {
 	robots              robots
 	meta                map[string]string
 	seen                map[string]int // resolveLinks' scratch: URL -> index in Outlinks, or -1
+
+	// The token stream's state: the raw-text element whose content comes
+	// next, and whether the first <title> is open.
+	raw     atom.Atom
+	inTitle bool
+	// The current start tag's attributes: from the tokenizer z, or else
+	// (the scanner) spans[:nspans] of tag, whose plain says it has no '&'.
+	z      *html.Tokenizer
+	tag    []byte
+	spans  [maxRawAttrs]attrSpan
+	nspans int
+	plain  bool
+	bail   bool // the scanner met what it does not read: start again with the tokenizer
 }
 
 func (st *htmlState) reset() {
@@ -66,6 +79,8 @@ func (st *htmlState) reset() {
 	st.robots = robots{}
 	st.meta = nil
 	clear(st.seen)
+	st.raw, st.inTitle = 0, false
+	st.z, st.tag, st.nspans, st.plain, st.bail = nil, nil, 0, false, false
 }
 
 // tooBig reports whether the state holds buffers too large to keep pooled.
@@ -156,61 +171,103 @@ func isBlock(a atom.Atom) bool {
 	return false
 }
 
-// run tokenizes doc and collects text, links and directives.
+// run reads doc and collects text, links and directives: with the
+// scanner (see scan) when it can read the whole page, else with the
+// tokenizer.
 func (st *htmlState) run(doc []byte) {
+	if st.scan(doc) {
+		return
+	}
+	st.reset()
+	st.tokenize(doc)
+}
+
+// tokenize reads doc with golang.org/x/net/html's tokenizer.
+func (st *htmlState) tokenize(doc []byte) {
 	z := html.NewTokenizer(bytes.NewReader(doc))
-	var raw atom.Atom // the raw-text element whose content comes next
-	inTitle := false
+	st.z = z
+	defer func() { st.z = nil }()
 	for {
 		switch tt := z.Next(); tt {
 		case html.ErrorToken: // io.EOF; the tokenizer reads from memory
-			st.closeAnchor()
-			if inTitle {
-				st.gotTitle = true
-			}
+			st.onEOF()
 			return
 		case html.TextToken:
-			switch raw {
-			case 0:
-				if st.template == 0 {
-					// Outside raw-text elements Text is the raw text with
-					// newlines converted and entities unescaped; white
-					// space collapses the same with or without the
+			switch st.textDest() {
+			case destBody:
+				if st.raw != 0 {
+					st.text(z.Text())
+				} else if t := z.Raw(); bytes.IndexByte(t, '&') < 0 {
+					// Outside raw-text elements Text is the raw text
+					// with newlines converted and entities unescaped;
+					// white space collapses the same with or without the
 					// conversion, so without an '&' the raw text will do.
-					if t := z.Raw(); bytes.IndexByte(t, '&') < 0 {
-						st.text(t)
-					} else {
-						st.text(z.Text())
-					}
-				}
-			case atom.Title:
-				if inTitle {
-					st.title.write(z.Text())
-				}
-			case atom.Textarea, atom.Xmp, atom.Plaintext:
-				if st.template == 0 {
+					st.text(t)
+				} else {
 					st.text(z.Text())
 				}
+			case destTitle:
+				st.title.write(z.Text())
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			a := tagAtom(z.Raw(), len("<"))
-			raw = 0
-			if isRawText(a) {
-				raw = a
-			}
-			if a == atom.Title && !st.gotTitle && st.foreign == 0 && st.template == 0 {
-				inTitle = true
-			}
-			st.startTag(z, a, tt == html.SelfClosingTagToken)
+			st.onStart(tagAtom(z.Raw(), len("<")), tt == html.SelfClosingTagToken)
 		case html.EndTagToken:
-			a := tagAtom(z.Raw(), len("</"))
-			if a == atom.Title && inTitle {
-				inTitle = false
-				st.gotTitle = true
-			}
-			raw = 0
-			st.endTag(a)
+			st.onEnd(tagAtom(z.Raw(), len("</")))
 		}
+	}
+}
+
+// Where a text token goes.
+const (
+	destNone = iota
+	destBody
+	destTitle
+)
+
+// textDest says where the next text token goes: the visible text (outside
+// raw-text elements, or in a <textarea>, <xmp> or <plaintext>), the title,
+// or nowhere.
+func (st *htmlState) textDest() int {
+	switch st.raw {
+	case 0, atom.Textarea, atom.Xmp, atom.Plaintext:
+		if st.template == 0 {
+			return destBody
+		}
+	case atom.Title:
+		if st.inTitle {
+			return destTitle
+		}
+	}
+	return destNone
+}
+
+// onStart handles a start tag a (attributes from st.attrs).
+func (st *htmlState) onStart(a atom.Atom, selfClosing bool) {
+	st.raw = 0
+	if isRawText(a) {
+		st.raw = a
+	}
+	if a == atom.Title && !st.gotTitle && st.foreign == 0 && st.template == 0 {
+		st.inTitle = true
+	}
+	st.startTag(a, selfClosing)
+}
+
+// onEnd handles an end tag a.
+func (st *htmlState) onEnd(a atom.Atom) {
+	if a == atom.Title && st.inTitle {
+		st.inTitle = false
+		st.gotTitle = true
+	}
+	st.raw = 0
+	st.endTag(a)
+}
+
+// onEOF ends the page.
+func (st *htmlState) onEOF() {
+	st.closeAnchor()
+	if st.inTitle {
+		st.gotTitle = true
 	}
 }
 
@@ -257,27 +314,37 @@ func tagAtom(raw []byte, skip int) atom.Atom {
 // attrs passes the attributes of the current start tag to f: the
 // lower-case key and the unescaped value, valid only during the call. A tag
 // without attributes may give one call with a nil key, which matches none.
-// Most tags are read from their raw text without the tokenizer's copies
-// (see rawAttrs); the rest through TagAttr.
-func attrs(z *html.Tokenizer, f func(key, val []byte)) {
-	var spans [maxRawAttrs]attrSpan
-	if raw := z.Raw(); plainTag(raw) {
-		if n, ok := rawAttrs(raw, &spans); ok {
-			var low [32]byte
-			for _, a := range spans[:n] {
-				k := raw[a.k0:a.k1]
-				if len(k) <= len(low) {
-					k = lowerASCII(low[:len(k)], k)
-				}
-				f(k, raw[a.v0:a.v1])
+// Tags without '&' are read from their raw text without the tokenizer's
+// copies (see parseTag); the tokenizer reads the rest, and the scanner
+// gives up on them (st.bail).
+func (st *htmlState) attrs(f func(key, val []byte)) {
+	tag, spans := st.tag, st.spans[:st.nspans]
+	if z := st.z; z != nil {
+		raw := z.Raw()
+		n, ok := 0, false
+		if plainTag(raw) {
+			n, ok = rawAttrs(raw, &st.spans)
+		}
+		if !ok {
+			for more := true; more; {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				f(k, v)
 			}
 			return
 		}
+		tag, spans = raw, st.spans[:n]
+	} else if !st.plain {
+		st.bail = true
+		return
 	}
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		f(k, v)
+	var low [32]byte
+	for _, a := range spans {
+		k := tag[a.k0:a.k1]
+		if len(k) <= len(low) {
+			k = lowerASCII(low[:len(k)], k)
+		}
+		f(k, tag[a.v0:a.v1])
 	}
 }
 
@@ -306,22 +373,28 @@ func isTagSpace(c byte) bool {
 }
 
 // rawAttrs reads the attributes of a start tag from its raw text (from
-// '<' to its '>') the way the tokenizer's readTag does: the same keys and
-// values, in order, empty keys and repeated keys (compared in lower case)
-// dropped. ok is false if the tag has more than maxRawAttrs attributes or
-// is not what a start tag token holds; spans[:n] are the attributes.
+// '<' to its '>') with parseTag; ok is false if parseTag cannot or does not
+// end at the raw text's end.
 func rawAttrs(raw []byte, spans *[maxRawAttrs]attrSpan) (n int, ok bool) {
-	if len(raw) < 3 || raw[0] != '<' || raw[len(raw)-1] != '>' {
-		return 0, false
-	}
-	end := len(raw) - 1 // the closing '>'; the tokenizer's reads stop there
-	p := 2              // after "<" and the name's first byte
-	// The name.
+	end, n, ok := parseTag(raw, 1, spans)
+	return n, ok && end == len(raw)-1
+}
+
+// parseTag reads a tag in b, which starts with its '<', the way the
+// tokenizer's readTag does, from the first byte of its name at b[name]
+// (1 for a start tag, 2 for an end tag): it returns the index of the '>'
+// that ends the tag and the attributes, the same keys and values, in
+// order, that TagAttr gives for a tag without '&', CR or NUL (empty keys
+// and repeated keys, compared in lower case, dropped). ok is false if the
+// input ends inside the tag (the tokenizer gives no tag token then) or the
+// tag has more than maxRawAttrs attributes.
+func parseTag(b []byte, name int, spans *[maxRawAttrs]attrSpan) (end, n int, ok bool) {
+	p := name + 1 // the name's first byte is read
 	for ; ; p++ {
-		if p > end {
-			return 0, false
+		if p >= len(b) {
+			return 0, 0, false
 		}
-		if c := raw[p]; isTagSpace(c) {
+		if c := b[p]; isTagSpace(c) {
 			p++
 			break
 		} else if c == '/' || c == '>' {
@@ -329,23 +402,26 @@ func rawAttrs(raw []byte, spans *[maxRawAttrs]attrSpan) (n int, ok bool) {
 		}
 	}
 	skip := func() {
-		for p < end && isTagSpace(raw[p]) {
+		for p < len(b) && isTagSpace(b[p]) {
 			p++
 		}
 	}
 	skip()
-	for p < end {
-		if raw[p] == '>' {
-			return 0, false // a '>' before the end: not what the tokenizer read
+	for {
+		if p >= len(b) {
+			return 0, 0, false
+		}
+		if b[p] == '>' {
+			return p, n, true
 		}
 		// The key: up to white space, '/', '>' or an '=' that is not its
 		// first byte.
 		k0 := p
 		for {
-			if p > end {
-				return 0, false
+			if p >= len(b) {
+				return 0, 0, false
 			}
-			c := raw[p]
+			c := b[p]
 			p++
 			if c == '=' && p == k0+1 {
 				continue
@@ -359,51 +435,53 @@ func rawAttrs(raw []byte, spans *[maxRawAttrs]attrSpan) (n int, ok bool) {
 		// The value.
 		v0, v1 := p, p
 		skip()
-		switch c := raw[p]; { // p <= end: skip stops at the '>'
-		case c == '>': // no value; the loop ends the tag
+		if p >= len(b) {
+			return 0, 0, false
+		}
+		switch c := b[p]; {
 		case c == '/':
 			p++
-		case c != '=':
+		case c != '=': // another key, or the '>'
 		default:
 			p++
 			skip()
-			if p > end {
-				return 0, false
+			if p >= len(b) {
+				return 0, 0, false
 			}
-			switch q := raw[p]; q {
+			switch q := b[p]; q {
 			case '>':
 			case '\'', '"':
 				p++
 				v0 = p
-				for p < end && raw[p] != q {
+				for p < len(b) && b[p] != q {
 					p++
 				}
-				if p >= end {
-					return 0, false
+				if p >= len(b) {
+					return 0, 0, false
 				}
 				v1 = p
 				p++
 			default:
 				v0 = p
-				for p < end && !isTagSpace(raw[p]) {
+				p++
+				for p < len(b) && !isTagSpace(b[p]) && b[p] != '>' {
 					p++
+				}
+				if p >= len(b) {
+					return 0, 0, false
 				}
 				v1 = p
 			}
 		}
-		if k0 != k1 && !seenKey(raw, spans[:n], raw[k0:k1]) {
+		if k0 != k1 && !seenKey(b, spans[:n], b[k0:k1]) {
 			if n == maxRawAttrs {
-				return 0, false
+				return 0, 0, false
 			}
 			spans[n] = attrSpan{k0, k1, v0, v1}
 			n++
 		}
 		skip()
 	}
-	if p != end {
-		return 0, false
-	}
-	return n, true
 }
 
 // seenKey reports whether one of spans has key k, in ASCII lower case.
@@ -466,25 +544,25 @@ func relTokens(rel string) (nofollow, nav, canonical bool) {
 
 // startTag handles a start (or self-closing) tag: a block element
 // separates words, and each tag family has a handler of its own.
-func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, selfClosing bool) {
+func (st *htmlState) startTag(a atom.Atom, selfClosing bool) {
 	if isBlock(a) {
 		st.sep()
 	}
 	switch a {
 	case atom.A:
-		st.anchorTag(z)
+		st.anchorTag()
 	case atom.Area:
-		st.areaTag(z)
+		st.areaTag()
 	case atom.Frame, atom.Iframe:
-		st.frameTag(z)
+		st.frameTag()
 	case atom.Link:
-		st.linkTag(z)
+		st.linkTag()
 	case atom.Base:
-		st.baseTag(z)
+		st.baseTag()
 	case atom.Meta:
-		st.metaTag(z)
+		st.metaTag()
 	case atom.Img:
-		st.imgTag(z)
+		st.imgTag()
 	case atom.Template:
 		if !selfClosing {
 			st.template++
@@ -499,8 +577,8 @@ func (st *htmlState) startTag(z *html.Tokenizer, a atom.Atom, selfClosing bool) 
 // hrefRel reads the first href (has: there is one; it is kept in the
 // arena at [off:end] while there is room for links) and the last rel of
 // the current tag.
-func (st *htmlState) hrefRel(z *html.Tokenizer) (off, end int, rel string, has bool) {
-	attrs(z, func(k, v []byte) {
+func (st *htmlState) hrefRel() (off, end int, rel string, has bool) {
+	st.attrs(func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
@@ -526,12 +604,12 @@ func (st *htmlState) keep(b []byte) int {
 // anchorTag handles an <a>: it closes an open one (the tree builder's
 // rule) and, outside a <template>, opens a link that collects the anchor
 // text up to its end, unless it has no href or is rel=nofollow.
-func (st *htmlState) anchorTag(z *html.Tokenizer) {
+func (st *htmlState) anchorTag() {
 	st.closeAnchor()
 	if st.template > 0 {
 		return
 	}
-	off, end, rel, has := st.hrefRel(z)
+	off, end, rel, has := st.hrefRel()
 	if !has {
 		return
 	}
@@ -546,7 +624,7 @@ func (st *htmlState) anchorTag(z *html.Tokenizer) {
 
 // areaTag handles an image map's <area>: a link whose anchor is its alt
 // text, unless it has no href or is rel=nofollow.
-func (st *htmlState) areaTag(z *html.Tokenizer) {
+func (st *htmlState) areaTag() {
 	if st.template > 0 {
 		return
 	}
@@ -554,7 +632,7 @@ func (st *htmlState) areaTag(z *html.Tokenizer) {
 	var rel string
 	has := false
 	st.alt.reset(MaxAnchorLength)
-	attrs(z, func(k, v []byte) {
+	st.attrs(func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
@@ -578,13 +656,13 @@ func (st *htmlState) areaTag(z *html.Tokenizer) {
 }
 
 // frameTag handles a <frame> or <iframe>: its first src is a link.
-func (st *htmlState) frameTag(z *html.Tokenizer) {
+func (st *htmlState) frameTag() {
 	if st.template > 0 {
 		return
 	}
 	var off, end int
 	has := false
-	attrs(z, func(k, v []byte) {
+	st.attrs(func(k, v []byte) {
 		if string(k) == "src" && !has {
 			off, end, has = st.keep(v), len(st.arena), true
 		}
@@ -597,14 +675,14 @@ func (st *htmlState) frameTag(z *html.Tokenizer) {
 // linkTag handles a <link>: the first rel=canonical gives the canonical
 // URL (nofollow or not), and a navigational relation (see relTokens) not
 // marked nofollow is a link.
-func (st *htmlState) linkTag(z *html.Tokenizer) {
+func (st *htmlState) linkTag() {
 	if st.template > 0 {
 		return
 	}
 	var href string
 	var rel string
 	has := false
-	attrs(z, func(k, v []byte) {
+	st.attrs(func(k, v []byte) {
 		switch string(k) {
 		case "href":
 			if !has {
@@ -633,11 +711,11 @@ func (st *htmlState) linkTag(z *html.Tokenizer) {
 
 // baseTag handles a <base>: the first href of the first <base> that has
 // one is the base URL.
-func (st *htmlState) baseTag(z *html.Tokenizer) {
+func (st *htmlState) baseTag() {
 	if st.hasBase {
 		return
 	}
-	attrs(z, func(k, v []byte) {
+	st.attrs(func(k, v []byte) {
 		if string(k) == "href" && !st.hasBase {
 			st.baseHref, st.hasBase = string(v), true
 		}
@@ -646,13 +724,13 @@ func (st *htmlState) baseTag(z *html.Tokenizer) {
 
 // imgTag handles an <img> outside a <template>: it counts the image and,
 // inside an <a>, keeps the first alt text as the anchor's fallback.
-func (st *htmlState) imgTag(z *html.Tokenizer) {
+func (st *htmlState) imgTag() {
 	if st.template > 0 {
 		return
 	}
 	st.images++
 	if st.open >= 0 && len(st.anchorAlt) == 0 {
-		attrs(z, func(k, v []byte) {
+		st.attrs(func(k, v []byte) {
 			if string(k) == "alt" && len(st.anchorAlt) == 0 {
 				st.alt.reset(MaxAnchorLength)
 				st.alt.write(v)
@@ -724,10 +802,10 @@ func (st *htmlState) closeAnchor() {
 }
 
 // metaTag handles a <meta>.
-func (st *htmlState) metaTag(z *html.Tokenizer) {
+func (st *htmlState) metaTag() {
 	var name, equiv, content, property string
 	hasContent := false
-	attrs(z, func(k, v []byte) {
+	st.attrs(func(k, v []byte) {
 		switch string(k) {
 		case "name":
 			name = strings.ToLower(strings.TrimSpace(string(v)))

@@ -2,6 +2,7 @@ package parser
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -227,4 +228,100 @@ func TestRawAttrs(t *testing.T) {
 		t.Errorf("rawAttrs read %d of %d tags", read, tags)
 	}
 	t.Logf("rawAttrs read %d of %d tags", read, tags)
+}
+
+// stateSnapshot is what a parse state has collected from a page.
+type stateSnapshot struct {
+	Body, Title                   string
+	Words                         int
+	Links                         []rawLink
+	Overflow, Nofollow, Images    int
+	GotTitle, HasBase, HasRefresh bool
+	BaseHref, Canonical, Refresh  string
+	RefreshDelay                  int
+	Robots                        robots
+	Meta                          map[string]string
+}
+
+func snapshot(st *htmlState) stateSnapshot {
+	st.linkStrings()
+	links := append([]rawLink(nil), st.links...)
+	for i := range links {
+		links[i].hrefOff, links[i].hrefEnd, links[i].anchorOff, links[i].anchorEnd = 0, 0, 0, 0
+	}
+	return stateSnapshot{
+		Body: string(st.body.b), Title: string(st.title.b), Words: st.body.words, Links: links,
+		Overflow: st.overflow, Nofollow: st.nofollowLinks, Images: st.images,
+		GotTitle: st.gotTitle, HasBase: st.hasBase, HasRefresh: st.hasRefresh,
+		BaseHref: st.baseHref, Canonical: st.canonical, Refresh: st.refresh, RefreshDelay: st.refreshDelay,
+		Robots: st.robots, Meta: st.meta,
+	}
+}
+
+// checkScan compares the scanner with the tokenizer on doc; it reports
+// whether the scanner read doc.
+func checkScan(t *testing.T, doc []byte) bool {
+	t.Helper()
+	var a, b htmlState
+	a.reset()
+	b.reset()
+	if !a.scan(doc) {
+		return false
+	}
+	b.tokenize(doc)
+	if got, want := snapshot(&a), snapshot(&b); !reflect.DeepEqual(got, want) {
+		t.Fatalf("doc %q:\nscanner   %+v\ntokenizer %+v", doc, got, want)
+	}
+	return true
+}
+
+// scanPieces are the bits TestScan and FuzzScan make pages of: the
+// constructs the scanner reads and the ones it leaves to the tokenizer.
+var scanPieces = []string{
+	"<html>", "<HEAD>", "<title>", "</title>", "<TITLE>T &amp; t</TITLE>", "<body>", "</body>", "<p>", "</P>", "<br>", "<br/>", "<p a=/>",
+	"<div>", "</div >", "<span class='x>y'>", "</span>", " ", "\n\t ", "\u00a0", "&nbsp;", "&amp;", "&lt;", "&#x41;", "&bogus;", "&amp",
+	"word", "Wörter", "日本語", "\xff", "<!-- c -->", "<!---->", "<!-->", "<!--->", "<!-- a --!> b -->", "<!-- x --!-y -->", "<!DOCTYPE html>",
+	"<!doctype x>", "<!x>", "<?pi?>", "<!-", "<!", "<", "< a", "<3", "</", "</>", "</ x>", "</3>", "<a", "<a href='", "<!--", "<!-- open",
+	"<script>var a='<a href=x>';</script>", "<script>if (a<b) x()</SCRIPT >", "<script><!-- x --></script>", "<script>", "</script>",
+	"<style>p{}</style>", "<noscript><a href=/ns>ns</a></noscript>", "<textarea>ta <b>x</b> &amp;</textarea>", "<xmp><a href=q>&amp;</xmp>",
+	"<plaintext>", "<iframe src=/if>in <b>iframe</b></iframe>", "<title/>", "<script/>", "<a href=\"/abs\">", "<a href='rel/x.html'>",
+	"<A HREF=\"../up\">", "<a href=\"#frag\">", "<a href=\"?q=1&amp;r=2\">", "<a href=/n rel=nofollow>", "<a href=/d href=/e>", "<a HREF=/f Href=/g>",
+	"<a =x href=/h>", "<a href = /i >", "<a href=/j/>", "<a href=/k />", "</a>", "</A>", "<img alt=\" Alt  text \">", "<img>", "<IMG ALT=first><img alt=second>",
+	"<area href=/area alt=\"  area alt \">", "<frame src=/frame>", "<link rel=canonical href=\" /canon \">", "<link rel=\"next\" href=/next>",
+	"<base href=/base/>", "<meta name=robots content=\"noindex\">", "<meta http-equiv=refresh content=\"0; url=/refresh\">",
+	"<meta name=description content=\"a description\">", "<meta property=og:title content=OG>", "<meta charset=\"windows-1252\">",
+	"<template><a href=/tpl>t</a></template>", "<template>", "</template>", "<svg><title>svg title</title>", "</svg>", "<math>", "</math>",
+	"<h1>Head</h1>", "<li>item", "<td>cell</td>", "<a href=/x>", "<a href=/dup>first</a>", "\r\n", "\x00", "<a b c d e f g h i j k l m n o p q r>",
+}
+
+// TestScan: wherever the scanner reads a page, it collects what the
+// tokenizer loop collects; and it reads most pages.
+func TestScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	read := 0
+	const n = 20000
+	for iter := 0; iter < n; iter++ {
+		var s strings.Builder
+		for k := r.IntN(30); k >= 0; k-- {
+			s.WriteString(scanPieces[r.IntN(len(scanPieces))])
+		}
+		if checkScan(t, []byte(s.String())) {
+			read++
+		}
+	}
+	t.Logf("the scanner read %d of %d pages", read, n)
+	if read < n/10 {
+		t.Errorf("the scanner read only %d of %d pages", read, n)
+	}
+}
+
+// FuzzScan compares the scanner with the tokenizer on arbitrary pages.
+func FuzzScan(f *testing.F) {
+	for _, s := range scanPieces {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`<html><head><title>T</title></head><body><p>a <a href="x">b</a><script>x</script></p></body></html>`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		checkScan(t, doc)
+	})
 }
