@@ -56,13 +56,13 @@ type htmlState struct {
 	raw     atom.Atom
 	inTitle bool
 	// The current start tag's attributes: from the tokenizer z, or else
-	// (the scanner) spans[:nspans] of tag, whose plain says it has no '&'.
+	// (the scanner) spans[:nspans] of tag.
 	z      *html.Tokenizer
 	tag    []byte
 	spans  [maxRawAttrs]attrSpan
 	nspans int
-	plain  bool
-	bail   bool // the scanner met what it does not read: start again with the tokenizer
+	val    []byte // scratch for an attribute value
+	bail   bool   // the scanner met what it does not read: start again with the tokenizer
 }
 
 func (st *htmlState) reset() {
@@ -80,7 +80,7 @@ func (st *htmlState) reset() {
 	st.meta = nil
 	clear(st.seen)
 	st.raw, st.inTitle = 0, false
-	st.z, st.tag, st.nspans, st.plain, st.bail = nil, nil, 0, false, false
+	st.z, st.tag, st.nspans, st.bail = nil, nil, 0, false
 }
 
 // tooBig reports whether the state holds buffers too large to keep pooled.
@@ -314,9 +314,10 @@ func tagAtom(raw []byte, skip int) atom.Atom {
 // attrs passes the attributes of the current start tag to f: the
 // lower-case key and the unescaped value, valid only during the call. A tag
 // without attributes may give one call with a nil key, which matches none.
-// Tags without '&' are read from their raw text without the tokenizer's
-// copies (see parseTag); the tokenizer reads the rest, and the scanner
-// gives up on them (st.bail).
+// Tags are read from their raw text without the tokenizer's copies (see
+// parseTag and attrValue); under the tokenizer, TagAttr reads those with
+// an '&', CR or NUL, and the scanner gives up (st.bail) on a value with an
+// entity other than "&amp;".
 func (st *htmlState) attrs(f func(key, val []byte)) {
 	tag, spans := st.tag, st.spans[:st.nspans]
 	if z := st.z; z != nil {
@@ -334,9 +335,6 @@ func (st *htmlState) attrs(f func(key, val []byte)) {
 			return
 		}
 		tag, spans = raw, st.spans[:n]
-	} else if !st.plain {
-		st.bail = true
-		return
 	}
 	var low [32]byte
 	for _, a := range spans {
@@ -344,8 +342,44 @@ func (st *htmlState) attrs(f func(key, val []byte)) {
 		if len(k) <= len(low) {
 			k = lowerASCII(low[:len(k)], k)
 		}
-		f(k, tag[a.v0:a.v1])
+		v, ok := st.attrValue(tag[a.v0:a.v1])
+		if !ok {
+			st.bail = true
+			return
+		}
+		f(k, v)
 	}
+}
+
+// attrValue returns an attribute's raw value v (without NUL) as TagAttr
+// gives it: newlines converted ("\r\n" and "\r" to "\n") and "&amp;"
+// unescaped. ok is false if v has another '&', whose unescaping, which
+// for attributes differs from that of text, is left to the tokenizer.
+func (st *htmlState) attrValue(v []byte) ([]byte, bool) {
+	if bytes.IndexByte(v, '\r') < 0 && bytes.IndexByte(v, '&') < 0 {
+		return v, true
+	}
+	b := append(st.val[:0], v...)
+	st.val = b
+	w := 0
+	for r := 0; r < len(b); r++ {
+		c := b[r]
+		switch c {
+		case '\r':
+			c = '\n'
+			if r+1 < len(b) && b[r+1] == '\n' {
+				r++
+			}
+		case '&':
+			if !bytes.HasPrefix(b[r:], []byte("&amp;")) {
+				return nil, false
+			}
+			r += len("amp;")
+		}
+		b[w] = c
+		w++
+	}
+	return b[:w], true
 }
 
 // maxRawAttrs is the most attributes rawAttrs reads; a tag with more is

@@ -291,7 +291,9 @@ var scanPieces = []string{
 	"<base href=/base/>", "<meta name=robots content=\"noindex\">", "<meta http-equiv=refresh content=\"0; url=/refresh\">",
 	"<meta name=description content=\"a description\">", "<meta property=og:title content=OG>", "<meta charset=\"windows-1252\">",
 	"<template><a href=/tpl>t</a></template>", "<template>", "</template>", "<svg><title>svg title</title>", "</svg>", "<math>", "</math>",
-	"<h1>Head</h1>", "<li>item", "<td>cell</td>", "<a href=/x>", "<a href=/dup>first</a>", "\r\n", "\x00", "<a b c d e f g h i j k l m n o p q r>",
+	"<h1>Head</h1>", "<li>item", "<td>cell</td>", "<a href=/x>", "<a href=/dup>first</a>", "\r\n", "\r", "\x00", "<a b c d e f g h i j k l m n o p q r>",
+	"<a href=\"/x\r\ny\ry\">", "<meta name=d content=\"a&amp;b&lt;c\">", "<a href='/p&amp;q'>", "<a href='/p&amp=q'>", "<area href=/a&amp;amp; alt='x&amp;y'>",
+	"<meta name=e content=\"l1\r\nl2\">", "<img alt='a&#38;b'>", "<script>a\r\n</script\r>", "<title>t\r\nu</title\n>",
 }
 
 // TestScan: wherever the scanner reads a page, it collects what the

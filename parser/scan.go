@@ -12,13 +12,14 @@ import (
 // does. It reads the markup most pages are made of: text, tags, comments,
 // doctypes and the raw text of <script>, <style>, <title> and the like,
 // splitting them exactly where golang.org/x/net/html's tokenizer does. On
-// anything else (a NUL or CR byte, a tag the input ends inside, a needed
-// attribute with an '&', a "</" not followed by a letter, a <script> that
-// holds "<!--", a comment or declaration without its end) it returns false
+// anything else (a NUL byte, a tag the input ends inside, a needed
+// attribute value with an entity other than "&amp;", a "</" not followed
+// by a letter, a <script> that holds "<!--", a comment or declaration
+// without its end) it returns false
 // having done part of the work, which the caller then discards to read the
 // page with the tokenizer.
 func (st *htmlState) scan(doc []byte) bool {
-	if bytes.IndexByte(doc, 0) >= 0 || bytes.IndexByte(doc, '\r') >= 0 {
+	if bytes.IndexByte(doc, 0) >= 0 {
 		return false
 	}
 	var endSpans [maxRawAttrs]attrSpan // an end tag's attributes, not kept
@@ -50,7 +51,7 @@ func (st *htmlState) scan(doc []byte) bool {
 				return false
 			}
 			tag := doc[k : k+end+1]
-			st.tag, st.nspans, st.plain = tag, n, bytes.IndexByte(tag, '&') < 0
+			st.tag, st.nspans = tag, n
 			// The tokenizer's test for "<br/>" (and not "<p a=/>").
 			self := tag[end-1] == '/' && (n == 0 || end-1 != st.spans[n-1].v1-1)
 			a := tagAtom(tag, len("<"))
@@ -183,9 +184,11 @@ func (st *htmlState) scanRawText(doc []byte, i int, a atom.Atom) int {
 }
 
 // scanText hands a text token to where it goes, unescaped as the
-// tokenizer's Text would give it (the input has no NUL or CR): the
-// entities of ordinary text and of <title> and <textarea> (RCDATA) are
-// unescaped, the raw text of the other raw-text elements is not.
+// tokenizer's Text would give it (the input has no NUL): the entities of
+// ordinary text and of <title> and <textarea> (RCDATA) are unescaped, the
+// raw text of the other raw-text elements is not. Text does not turn CRs
+// into newlines here, which makes no difference once white space
+// collapses: entities end the same before either.
 func (st *htmlState) scanText(t []byte) {
 	switch st.textDest() {
 	case destBody:
