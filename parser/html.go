@@ -85,7 +85,7 @@ func (st *htmlState) reset() {
 
 // tooBig reports whether the state holds buffers too large to keep pooled.
 func (st *htmlState) tooBig() bool {
-	return cap(st.body.b) > 4<<20 || cap(st.arena) > 4<<20 || cap(st.links) > 1<<14 || len(st.seen) > 1<<12
+	return cap(st.body.b) > 4<<20 || cap(st.arena) > 4<<20 || cap(st.val) > 1<<20 || cap(st.links) > 1<<14 || len(st.seen) > 1<<12
 }
 
 // decode converts b to UTF-8 (enc nil: b is UTF-8 already). Decoders of
@@ -352,16 +352,18 @@ func (st *htmlState) attrs(f func(key, val []byte)) {
 }
 
 // attrValue returns an attribute's raw value v (without NUL) as TagAttr
-// gives it: newlines converted ("\r\n" and "\r" to "\n") and "&amp;"
-// unescaped. ok is false if v has another '&', whose unescaping, which
-// for attributes differs from that of text, is left to the tokenizer.
+// gives it: newlines converted ("\r\n" and "\r" to "\n") and character
+// references unescaped. ok is false if v has a reference other than a
+// numeric one or one of safeEntities, whose unescaping in attributes
+// differs from that in text (html.UnescapeString) and is left to the
+// tokenizer.
 func (st *htmlState) attrValue(v []byte) ([]byte, bool) {
 	if bytes.IndexByte(v, '\r') < 0 && bytes.IndexByte(v, '&') < 0 {
 		return v, true
 	}
 	b := append(st.val[:0], v...)
 	st.val = b
-	w := 0
+	w, amp := 0, false
 	for r := 0; r < len(b); r++ {
 		c := b[r]
 		switch c {
@@ -371,15 +373,37 @@ func (st *htmlState) attrValue(v []byte) ([]byte, bool) {
 				r++
 			}
 		case '&':
-			if !bytes.HasPrefix(b[r:], []byte("&amp;")) {
+			if !safeEntity(b[r+1:]) {
 				return nil, false
 			}
-			r += len("amp;")
+			amp = true
 		}
 		b[w] = c
 		w++
 	}
+	if amp {
+		return []byte(html.UnescapeString(string(b[:w]))), true
+	}
 	return b[:w], true
+}
+
+// safeEntities are named references that attributes and text unescape
+// alike: complete names, with their ';'.
+var safeEntities = [...]string{"amp;", "lt;", "gt;", "quot;", "apos;", "nbsp;"}
+
+// safeEntity reports whether b, what follows an '&', starts a reference
+// unescaped alike in attributes and text: a numeric one ("&#...") or one of
+// safeEntities.
+func safeEntity(b []byte) bool {
+	if len(b) > 0 && b[0] == '#' {
+		return true
+	}
+	for _, e := range safeEntities {
+		if bytes.HasPrefix(b, []byte(e)) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxRawAttrs is the most attributes rawAttrs reads; a tag with more is

@@ -294,6 +294,8 @@ var scanPieces = []string{
 	"<h1>Head</h1>", "<li>item", "<td>cell</td>", "<a href=/x>", "<a href=/dup>first</a>", "\r\n", "\r", "\x00", "<a b c d e f g h i j k l m n o p q r>",
 	"<a href=\"/x\r\ny\ry\">", "<meta name=d content=\"a&amp;b&lt;c\">", "<a href='/p&amp;q'>", "<a href='/p&amp=q'>", "<area href=/a&amp;amp; alt='x&amp;y'>",
 	"<meta name=e content=\"l1\r\nl2\">", "<img alt='a&#38;b'>", "<script>a\r\n</script\r>", "<title>t\r\nu</title\n>",
+	"<meta name=f content='&quot;q&quot; &#39;s&#x27; &lt;&gt;&nbsp;&apos;'>", "<img alt='&copy;'>", "<img alt='&lt'>", "<a href='/&#'>",
+	"<meta name=g content='&amp=x &ampx; &#65 &#x;'>", "<a href='/&lt=&gt;'>",
 }
 
 // TestScan: wherever the scanner reads a page, it collects what the
