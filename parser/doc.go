@@ -38,7 +38,8 @@
 // scanner of the parser's own in one pass over their bytes, which splits
 // text, tags, attributes, comments and raw text exactly where the
 // tokenizer does; a page with anything it does not read (a NUL byte, an
-// attribute value with an entity other than &amp;, a <script> holding
+// attribute value with a named character reference other than &amp; &lt;
+// &gt; &quot; &apos; &nbsp;, a <script> holding
 // "<!--", markup cut off by the end of the page, ...) is read again with
 // the tokenizer, so the result is the same either way.
 //

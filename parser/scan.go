@@ -13,8 +13,8 @@ import (
 // doctypes and the raw text of <script>, <style>, <title> and the like,
 // splitting them exactly where golang.org/x/net/html's tokenizer does. On
 // anything else (a NUL byte, a tag the input ends inside, a needed
-// attribute value with an entity other than "&amp;", a "</" not followed
-// by a letter, a <script> that holds "<!--", a comment or declaration
+// attribute value with a named reference other than safeEntities, a "</"
+// not followed by a letter, a <script> that holds "<!--", a comment or declaration
 // without its end) it returns false
 // having done part of the work, which the caller then discards to read the
 // page with the tokenizer.
