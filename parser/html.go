@@ -316,8 +316,8 @@ func tagAtom(raw []byte, skip int) atom.Atom {
 // without attributes may give one call with a nil key, which matches none.
 // Tags are read from their raw text without the tokenizer's copies (see
 // parseTag and attrValue); under the tokenizer, TagAttr reads those with
-// an '&', CR or NUL, and the scanner gives up (st.bail) on a value with an
-// entity other than "&amp;".
+// an '&', CR or NUL, and the scanner gives up (st.bail) on a value with a
+// reference attrValue leaves to the tokenizer.
 func (st *htmlState) attrs(f func(key, val []byte)) {
 	tag, spans := st.tag, st.spans[:st.nspans]
 	if z := st.z; z != nil {
