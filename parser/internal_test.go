@@ -329,3 +329,30 @@ func FuzzScan(f *testing.F) {
 		checkScan(t, doc)
 	})
 }
+
+// TestHashIndex: the text profile's hash index finds what a map finds,
+// across growth, clustered hashes and resets.
+func TestHashIndex(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	var x hashIndex
+	for round := 0; round < 50; round++ {
+		x.reset()
+		m := map[uint64]int32{}
+		for k := r.IntN(3000); k > 0; k-- {
+			h := r.Uint64()
+			if r.IntN(2) == 0 {
+				h = uint64(r.IntN(64)) << 40 // same low bits: long probe runs
+			}
+			slot, i, ok := x.find(h)
+			want, wok := m[h]
+			if ok != wok || (ok && i != want) {
+				t.Fatalf("round %d: find(%#x) = %d %v, want %d %v", round, h, i, ok, want, wok)
+			}
+			if !ok {
+				v := int32(len(m))
+				m[h] = v
+				x.insert(slot, h, v)
+			}
+		}
+	}
+}
