@@ -1,8 +1,12 @@
 package parser_test
 
 import (
+	"bytes"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"golang.org/x/net/html"
 
 	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/segment"
@@ -46,11 +50,33 @@ func benchParse(b *testing.B, o parser.Options) {
 	b.SetBytes(total / int64(len(pages)))
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU()
 	for i := 0; i < b.N; i++ {
 		if _, err := p.Parse(pages[i%len(pages)]); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// BenchmarkTokenizeSimweb runs a bare golang.org/x/net/html Tokenizer
+// loop (Next until the end, nothing kept) over the pages
+// BenchmarkParseSimweb parses, one after the other: the floor under
+// Parse's cost. Parse's ns/op over this one's is the parser's overhead
+// factor.
+func BenchmarkTokenizeSimweb(b *testing.B) {
+	pages, total := benchPages(b)
+	b.SetBytes(total / int64(len(pages)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for i := 0; i < b.N; i++ {
+		z := html.NewTokenizer(bytes.NewReader(pages[i%len(pages)].Body))
+		for z.Next() != html.ErrorToken {
+		}
+	}
+	cpu.report(b)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 }
 
@@ -93,5 +119,25 @@ func BenchmarkTextProfile(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		parser.TextProfileSignature(texts[i%len(texts)], nil)
+	}
+}
+
+// cpuClock measures the process's CPU time over a benchmark loop.
+type cpuClock struct {
+	start time.Duration
+	ok    bool
+}
+
+func startCPU() cpuClock {
+	t, ok := processCPU()
+	return cpuClock{start: t, ok: ok}
+}
+
+// report adds the CPU time per operation as the metric "cpu-ns/op" (all
+// the process's threads, the garbage collector's too): unlike ns/op it
+// does not count the time other processes had the CPU.
+func (c cpuClock) report(b *testing.B) {
+	if t, ok := processCPU(); ok && c.ok {
+		b.ReportMetric(float64(t-c.start)/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -32,9 +32,16 @@
 //
 // # HTML
 //
-// The page is read with golang.org/x/net/html's tokenizer (lenient: any
-// byte sequence parses; no tree is built, so deeply nested or unclosed
-// markup costs linear time and constant stack).
+// The page is read as golang.org/x/net/html's tokenizer reads it (lenient:
+// any byte sequence parses; no tree is built, so deeply nested or unclosed
+// markup costs linear time and constant stack). Most pages are read by a
+// scanner of the parser's own in one pass over their bytes, which splits
+// text, tags, attributes, comments and raw text exactly where the
+// tokenizer does; a page with anything it does not read (a NUL byte, an
+// attribute value with a named character reference other than &amp; &lt;
+// &gt; &quot; &apos; &nbsp;, a <script> holding
+// "<!--", markup cut off by the end of the page, ...) is read again with
+// the tokenizer, so the result is the same either way.
 //
 // Text: the visible text is the text of the document outside <head>
 // elements (title, style, script), <script>, <style>, <noscript>,

@@ -56,15 +56,23 @@ func (c *linkChecker) check(u string) string {
 // resolveLinks resolves, checks, deduplicates and caps the page's links,
 // and resolves <base>, the canonical URL and the refresh target.
 func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
-	base := res.BaseURL
-	if st.hasBase {
-		if b, err := p.norm.ResolveReference(base, st.baseHref); err == nil {
-			base = b
+	// res.BaseURL is normalized, so this cannot fail; if it did, every
+	// link would be invalid, as ResolveReference would make it.
+	base, baseErr := p.norm.Base(res.BaseURL)
+	if st.hasBase && baseErr == nil {
+		if b, err := base.Resolve(st.baseHref); err == nil {
 			res.BaseURL = b
+			base, baseErr = p.norm.Base(b)
 		}
 	}
+	resolve := func(href string) (string, error) {
+		if baseErr != nil {
+			return "", baseErr
+		}
+		return base.Resolve(href)
+	}
 	if st.canonical != "" {
-		if u, err := p.norm.ResolveReference(base, st.canonical); err == nil {
+		if u, err := resolve(st.canonical); err == nil {
 			res.Canonical = u
 		}
 	}
@@ -78,11 +86,14 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 		n = min(n+1, p.maxOut)
 	}
 	out := make([]segment.Outlink, 0, n)
-	seen := make(map[string]int, len(st.links)+1) // URL -> index in out, or -1 if dropped
+	if st.seen == nil {
+		st.seen = make(map[string]int, len(st.links)+1)
+	}
+	seen := st.seen // URL -> index in out, or -1 if dropped; cleared by reset
 
 	if st.hasRefresh {
 		stats.Found++
-		if u, err := p.norm.ResolveReference(base, st.refresh); err != nil {
+		if u, err := resolve(st.refresh); err != nil {
 			stats.drop("invalid", 1)
 		} else {
 			res.RefreshURL, res.RefreshDelay = u, st.refreshDelay
@@ -98,7 +109,7 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 	}
 	for i := range st.links {
 		l := &st.links[i]
-		u, err := p.norm.ResolveReference(base, l.href)
+		u, err := resolve(l.href)
 		if err != nil {
 			stats.drop("invalid", 1)
 			continue

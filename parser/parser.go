@@ -263,7 +263,7 @@ func (p *Parser) finish(res *Result, body []byte) {
 		}
 		pr := p.profs.Get().(*profiler)
 		res.TextProfile = pr.sum(p.o.TextProfile, sig, body)
-		if cap(pr.arena) < 1<<20 {
+		if cap(pr.arena) < 1<<20 && len(pr.idx.slots) <= 1<<16 {
 			p.profs.Put(pr)
 		}
 	}

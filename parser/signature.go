@@ -98,12 +98,12 @@ func (p TextProfile) Sum(text string, body []byte) []byte {
 }
 
 // profiler computes text profiles with reusable buffers. Tokens are
-// counted in a map keyed by a 64-bit FNV-1a hash of the token, their bytes
-// kept in one arena; a hash hit is checked against the arena, and the rare
-// token whose hash collides with another's is counted in a map by string,
-// so the counts are exact.
+// counted in a hash table keyed by a 64-bit FNV-1a hash of the token,
+// their bytes kept in one arena; a hash hit is checked against the arena,
+// and the rare token whose hash collides with another's is counted in a
+// map by string, so the counts are exact.
 type profiler struct {
-	idx   map[uint64]int32
+	idx   hashIndex
 	extra map[string]int32
 	arena []byte
 	toks  []profileToken
@@ -128,11 +128,7 @@ var asciiAlnum = func() (t [128]bool) {
 }()
 
 func (pr *profiler) reset() {
-	if pr.idx == nil {
-		pr.idx = make(map[uint64]int32, 512)
-	} else {
-		clear(pr.idx)
-	}
+	pr.idx.reset()
 	pr.extra = nil
 	pr.arena, pr.toks, pr.tok = pr.arena[:0], pr.toks[:0], pr.tok[:0]
 }
@@ -144,7 +140,7 @@ func (pr *profiler) add() int {
 		h ^= uint64(c)
 		h *= 1099511628211
 	}
-	i, ok := pr.idx[h]
+	slot, i, ok := pr.idx.find(h)
 	if ok && string(pr.arena[pr.toks[i].off:pr.toks[i].end]) != string(pr.tok) {
 		// A hash collision: count this token by its string.
 		if pr.extra == nil {
@@ -157,7 +153,7 @@ func (pr *profiler) add() int {
 		}
 	} else if !ok {
 		i = pr.newToken()
-		pr.idx[h] = i
+		pr.idx.insert(slot, h, i)
 	}
 	pr.toks[i].n++
 	return pr.toks[i].n
@@ -245,4 +241,70 @@ func (pr *profiler) sum(p TextProfile, text string, body []byte) []byte {
 		h.Write(pr.line)
 	}
 	return h.Sum(nil)
+}
+
+// hashIndex maps 64-bit hashes to token indexes: an open-addressing table
+// whose entries belong to the current generation only, so that emptying
+// it between pages costs nothing.
+type hashIndex struct {
+	slots []hashSlot // a power of two long
+	gen   uint32     // the current generation; slots of others are free
+	n     int        // entries of the current generation
+}
+
+type hashSlot struct {
+	h   uint64
+	gen uint32
+	i   int32
+}
+
+// reset empties the index.
+func (x *hashIndex) reset() {
+	if x.slots == nil {
+		x.slots = make([]hashSlot, 1024)
+	}
+	x.gen++
+	if x.gen == 0 { // wrapped: old generations could look current
+		clear(x.slots)
+		x.gen = 1
+	}
+	x.n = 0
+}
+
+// find returns the index stored for h (ok), or else the slot to insert
+// it at.
+func (x *hashIndex) find(h uint64) (slot int, i int32, ok bool) {
+	mask := len(x.slots) - 1
+	for j := int(h) & mask; ; j = (j + 1) & mask {
+		s := &x.slots[j]
+		if s.gen != x.gen {
+			return j, 0, false
+		}
+		if s.h == h {
+			return j, s.i, true
+		}
+	}
+}
+
+// insert stores i for h at slot, as find gave it, growing the table when
+// half full.
+func (x *hashIndex) insert(slot int, h uint64, i int32) {
+	x.slots[slot] = hashSlot{h: h, gen: x.gen, i: i}
+	x.n++
+	if 2*x.n <= len(x.slots) {
+		return
+	}
+	old := x.slots
+	x.slots = make([]hashSlot, 2*len(old))
+	mask := len(x.slots) - 1
+	for _, s := range old {
+		if s.gen != x.gen {
+			continue
+		}
+		j := int(s.h) & mask
+		for x.slots[j].gen == x.gen {
+			j = (j + 1) & mask
+		}
+		x.slots[j] = s
+	}
 }

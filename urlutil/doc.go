@@ -55,6 +55,12 @@
 // session id is removed as one path parameter or one query parameter, never
 // the rest of the path after it.
 //
+// ResolveReference resolves a link against its page's URL and normalizes
+// the result; Normalizer.Base takes a base URL apart once for the many
+// links of one page. An http or https URL, or a link, that is normal
+// already (the common case) is recognised in one scan and returned without
+// being rebuilt; anything else takes the general path.
+//
 // # Filters
 //
 // A Filter accepts or rejects one URL and says why, so jobs can count

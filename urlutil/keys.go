@@ -15,7 +15,13 @@ func parts(u string) (authority, path, query string, ok bool) {
 		return "", "", "", false
 	}
 	rest := u[i+3:]
-	end := strings.IndexAny(rest, "/?#")
+	end := -1
+	for j := 0; j < len(rest); j++ { // strings.IndexAny(rest, "/?#"), without building its set
+		if c := rest[j]; c == '/' || c == '?' || c == '#' {
+			end = j
+			break
+		}
+	}
 	if end < 0 {
 		return rest, "", "", true
 	}

@@ -225,6 +225,14 @@ func defaultPort(scheme string) string {
 
 // Normalize returns the canonical form of raw, or a *NormalizeError.
 func (n *Normalizer) Normalize(raw string) (string, error) {
+	if u, ok := n.normalized(raw); ok {
+		return u, nil
+	}
+	return n.normalize(raw)
+}
+
+// normalize is Normalize without the fast path.
+func (n *Normalizer) normalize(raw string) (string, error) {
 	s, err := prepare(raw)
 	if err != nil {
 		return "", err

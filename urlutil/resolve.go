@@ -13,46 +13,89 @@ import (
 // another scheme (mailto:, javascript:) is normalized on its own and fails
 // unless it has a host.
 func (n *Normalizer) ResolveReference(base, href string) (string, error) {
-	b, err := n.Normalize(base)
+	b, err := n.Base(base)
 	if err != nil {
 		return "", fmt.Errorf("urlutil: resolve %q: base URL: %w", shorten(Redact(href)), err)
 	}
+	return b.Resolve(href)
+}
+
+// Base is a base URL, normalized and taken apart once, against which the
+// links of a page are resolved: b.Resolve(href) is
+// n.ResolveReference(base, href) for the Normalizer n and base URL that
+// made it. The zero Base is not usable; a Base is immutable and safe for
+// concurrent use.
+type Base struct {
+	n *Normalizer
+	// b is the normalized base URL: scheme://authority/path[?query].
+	b                          string
+	scheme                     string
+	special, web               bool
+	pathStart, queryStart, dir int // ends of b's authority, path and directory
+}
+
+// Base normalizes base for Resolve; it fails as Normalize(base) does.
+func (n *Normalizer) Base(base string) (Base, error) {
+	b, err := n.Normalize(base)
+	if err != nil {
+		return Base{}, err
+	}
+	se := strings.Index(b, "://")
+	r := Base{n: n, b: b, scheme: b[:se]}
+	r.special = isSpecial(r.scheme)
+	r.web = r.scheme == "http" || r.scheme == "https"
+	r.pathStart = se + 3 + strings.IndexByte(b[se+3:], '/')
+	r.queryStart = len(b)
+	if q := strings.IndexByte(b, '?'); q >= 0 {
+		r.queryStart = q
+	}
+	r.dir = strings.LastIndexByte(b[:r.queryStart], '/') + 1
+	return r, nil
+}
+
+// String returns the normalized base URL.
+func (r Base) String() string { return r.b }
+
+func (r *Base) isSlash(c byte) bool { return c == '/' || (r.special && c == '\\') }
+
+// Resolve resolves href against the base and normalizes the result; see
+// Normalizer.ResolveReference.
+func (r Base) Resolve(href string) (string, error) {
+	n, b := r.n, r.b
 	h, err := prepare(href)
 	if err != nil {
 		return "", err
 	}
-	se := strings.Index(b, "://")
-	scheme := b[:se]
-	special := isSpecial(scheme)
-	isSlash := func(c byte) bool { return c == '/' || (special && c == '\\') }
-
 	if i := schemeEnd(h); i > 0 {
 		hs := strings.ToLower(h[:i])
 		rest := h[i+1:]
-		if hs != scheme || !special || (len(rest) >= 2 && isSlash(rest[0]) && isSlash(rest[1])) {
+		if hs != r.scheme || !r.special || (len(rest) >= 2 && r.isSlash(rest[0]) && r.isSlash(rest[1])) {
 			return n.Normalize(h) // an absolute URL
 		}
 		h = rest // "http:foo" against an http base: relative
 	}
-
-	// b is normalized: scheme://authority/path[?query].
-	pathStart := se + 3 + strings.IndexByte(b[se+3:], '/')
-	queryStart := len(b)
-	if q := strings.IndexByte(b, '?'); q >= 0 {
-		queryStart = q
-	}
+	// For http and https, join takes the short way when h is normal
+	// already.
 	switch {
 	case h == "" || h[0] == '#':
 		return b, nil
-	case len(h) >= 2 && isSlash(h[0]) && isSlash(h[1]):
-		return n.Normalize(scheme + ":" + h)
-	case isSlash(h[0]):
-		return n.Normalize(b[:pathStart] + h)
+	case len(h) >= 2 && r.isSlash(h[0]) && r.isSlash(h[1]):
+		return n.Normalize(r.scheme + ":" + h)
+	case r.isSlash(h[0]):
+		if r.web {
+			return n.join(b[:r.pathStart], h, tailAuthority)
+		}
+		return n.Normalize(b[:r.pathStart] + h)
 	case h[0] == '?':
-		return n.Normalize(b[:queryStart] + h)
+		if r.web {
+			return n.join(b[:r.queryStart], h, tailQuery)
+		}
+		return n.Normalize(b[:r.queryStart] + h)
 	default:
-		dir := b[:strings.LastIndexByte(b[:queryStart], '/')+1]
-		return n.Normalize(dir + h)
+		if r.web {
+			return n.join(b[:r.dir], h, tailAfterSlash)
+		}
+		return n.Normalize(b[:r.dir] + h)
 	}
 }
 
