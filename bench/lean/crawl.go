@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -216,6 +217,10 @@ func runRound(ctx context.Context, o Options, client *http.Client, db *db, front
 	return nil
 }
 
+// leanConnsPerHost bounds the connections to one host, so that a crawl
+// of many hosts keeps its connections alive rather than dialling new ones.
+const leanConnsPerHost = 2
+
 // newClient returns the crawl's HTTP client: keep-alive, up to workers
 // connections per host, redirects returned rather than followed, names
 // resolved by the Go resolver asking dnsAddr only, and connections to
@@ -236,8 +241,13 @@ func newClient(dnsAddr string, workers int) *http.Client {
 		},
 	}
 	tr := &http.Transport{
-		DialContext:         dialer.DialContext,
-		MaxIdleConnsPerHost: workers,
+		DialContext: dialer.DialContext,
+		// No cap on idle connections in all (net/http's default is 100):
+		// with more hosts than that, connections would be closed and
+		// dialled again all the time.
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: leanConnsPerHost,
+		MaxConnsPerHost:     leanConnsPerHost,
 		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{
@@ -294,7 +304,11 @@ func fetchAll(ctx context.Context, client *http.Client, urls []string, workers i
 			}
 		})
 	}
-	for i := range urls {
+	// The URLs are sorted, so a host's come together: hand them out in a
+	// fixed shuffled order instead, so that the workers spread over the
+	// hosts and each host is served over few kept-alive connections.
+	order := rand.New(rand.NewPCG(1, uint64(len(urls)))).Perm(len(urls))
+	for _, i := range order {
 		next <- i
 	}
 	close(next)

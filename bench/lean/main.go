@@ -35,6 +35,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,9 +64,21 @@ func run(args []string, stdout io.Writer) error {
 		out      = fs.String("out", "", "keep the Parquet files in `DIR` (default: a temporary directory, removed)")
 		now      = fs.String("now", "2026-01-01T00:00:00Z", "simulated time of round 1, set on the simweb's clock before each round one day apart as trawl crawl --days-per-round 1 does (\"\": leave the clock alone)")
 		verbose  = fs.Bool("v", false, "log each round to stderr")
+		cpuprof  = fs.String("cpuprofile", "", "write a CPU profile of the crawl to `FILE`")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
