@@ -13,16 +13,48 @@ import (
 // engine.parallelism (for the default 256 MiB budget on 2 cores, 400 MiB).
 // Without it the default GOGC lets the heap reach twice its live size,
 // which for an engine job is mostly its full sort buffers: about twice the
-// budget. GOGC keeps its default; a GOMEMLIMIT in the environment wins. It
-// returns a function that restores the previous limit.
+// budget. A GOMEMLIMIT in the environment wins.
+//
+// Below the limit the heap may grow by gcPercent of its live size between
+// collections (GOGC; Go's default is 100), unless GOGC is in the
+// environment. It returns a function that restores both.
 func applyMemoryLimit(s *session) (restore func()) {
+	gogc, memlimit := false, false
 	for _, kv := range s.io.env {
-		if strings.HasPrefix(kv, "GOMEMLIMIT=") {
-			return func() {}
+		gogc = gogc || strings.HasPrefix(kv, "GOGC=")
+		memlimit = memlimit || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	}
+	prevGC := -1
+	if !gogc {
+		prevGC = debug.SetGCPercent(gcPercent)
+	}
+	restoreGC := func() {
+		if prevGC >= 0 {
+			debug.SetGCPercent(prevGC)
 		}
+	}
+	if memlimit {
+		return restoreGC
 	}
 	limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
 	prev := debug.SetMemoryLimit(limit)
-	s.log.Debug("memory limit", "bytes", limit)
-	return func() { debug.SetMemoryLimit(prev) }
+	s.log.Debug("memory limit", "bytes", limit, "gc_percent", currentGCPercent())
+	return func() {
+		debug.SetMemoryLimit(prev)
+		restoreGC()
+	}
+}
+
+// gcPercent is trawl's GOGC. In a 5-round crawl of a 20,000-page
+// synthetic web (scripts/crawlcpu.sh), 75 rather than Go's 100 took the
+// peak RSS from 134-135 MiB to 125-127 MiB, for more frequent collections
+// (about a third more GC work, a few percent of the crawl's CPU: within
+// the runs' noise).
+const gcPercent = 75
+
+// currentGCPercent returns the GOGC in effect.
+func currentGCPercent() int {
+	v := debug.SetGCPercent(-1)
+	debug.SetGCPercent(v)
+	return v
 }

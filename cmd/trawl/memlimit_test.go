@@ -16,6 +16,7 @@ import (
 // afterwards, and that GOMEMLIMIT in the environment wins.
 func TestMemoryLimit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
+	gcBefore := currentGCPercent()
 	args := []string{"trawl", "--memory", "64MiB", "--parallelism", "3", "--log-level", "debug", "config"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr, []string{"HOME=" + t.TempDir()}); code != 0 {
@@ -27,6 +28,12 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Errorf("memory limit %d after the command, %d before", after, before)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("gc_percent=%d", gcPercent)) {
+		t.Errorf("stderr lacks gc_percent=%d:\n%s", gcPercent, stderr.String())
+	}
+	if after := currentGCPercent(); after != gcBefore {
+		t.Errorf("GOGC %d after the command, %d before", after, gcBefore)
 	}
 
 	stderr.Reset()
