@@ -252,3 +252,65 @@ func (p *Partitioning) UnmarshalText(b []byte) error {
 	*p = Partitioning(q)
 	return p.Validate()
 }
+
+// boxLoads counts, for every box, the points of sample it holds or has in
+// its halo at eps2: the points its local clustering would see.
+func (p *Partitioning) boxLoads(sample Points, eps2 float64) []int {
+	loads := make([]int, p.Boxes)
+	var halo []int
+	for i := range sample.Len() {
+		x := sample.At(i)
+		loads[p.Owner(x)]++
+		halo = p.Halo(x, eps2, halo[:0])
+		for _, b := range halo {
+			loads[b]++
+		}
+	}
+	return loads
+}
+
+// boxPointBytes is what a box's local clustering holds per point it sees
+// (its own and its halo), as measured on 6-d points with minPts 12: the
+// point as the reduce decodes it (key and coordinates), its copy in the
+// point set and in the k-d tree, the tree's nodes, the neighbour lists
+// kept from pass 1 (at most minPts per point), the leaves' candidates kept
+// for pass 2, the union-find and the result's rows. planBoxes sizes the
+// boxes with it.
+const boxPointBytes = 640
+
+// planBoxes cuts space into boxes on sample (n points in all) so that the
+// largest box's clustering is estimated to hold at most share bytes
+// (boxPointBytes per point it sees, its halo at eps included), with at
+// least minBoxes boxes, at most maxPartitions. It returns the
+// partitioning and the estimated bytes of its largest box.
+//
+// The estimate scales a box's sample count (plus three standard
+// deviations of it, as a binomial count) to n; the halo grows as the boxes
+// shrink, so it tries more boxes until the estimate fits or no box can be
+// cut further.
+func planBoxes(sample Points, n int64, eps float64, minBoxes int, share int64) (Partitioning, int64) {
+	k := min(max(minBoxes, 1), maxPartitions)
+	eps2 := eps * eps
+	for {
+		part := PlanPartitions(sample, k)
+		need := largestBox(part.boxLoads(sample, eps2), sample.Len(), n)
+		if need <= share || part.Boxes < k || k >= maxPartitions {
+			return part, need
+		}
+		grow := int(math.Ceil(float64(k) * float64(need) / float64(share)))
+		k = min(maxPartitions, max(k+1, grow))
+	}
+}
+
+// largestBox is the estimated bytes of the box with the largest load, of
+// loads counted on a sample of m of n points.
+func largestBox(loads []int, m int, n int64) int64 {
+	most := slices.Max(loads)
+	if m == 0 {
+		return 0
+	}
+	frac := float64(most) / float64(m)
+	est := float64(n) * frac
+	sd := math.Sqrt(float64(n) * float64(n) * frac * (1 - frac) / float64(m))
+	return int64((est + 3*sd) * boxPointBytes)
+}
