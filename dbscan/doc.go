@@ -140,6 +140,12 @@
 // member), and the driver holds the local clusters and the edges between
 // them (a few per box).
 //
+// Measured (bench/README.md, "bench/dbscan"; 2 loaded cores, eps 0.1,
+// minPts 12, simweb features): 10,000,000 points at the default 256 MiB
+// budget took 501 boxes, 2.9 halo copies per point, 605 s CPU and 446 MiB
+// peak RSS, with labels identical to Cluster's, which took 338 s CPU and
+// 5.5 GiB; 1,000,000 points took 13 boxes, 30 s CPU and 261 MiB.
+//
 // # Floating point
 //
 // Distances are computed as the sum over dimensions, in order, of squared
