@@ -143,8 +143,8 @@
 // Measured (bench/README.md, "bench/dbscan"; 2 loaded cores, eps 0.1,
 // minPts 12, simweb features): 10,000,000 points at the default 256 MiB
 // budget took 256 boxes, 2.3 halo copies per point, 590 s CPU and 433 MiB
-// peak RSS, with labels identical to Cluster's, which took 338 s CPU and
-// 5.5 GiB; 1,000,000 points took 12 boxes, 30 s CPU and 243 MiB.
+// peak RSS, with labels identical to Cluster's, which took 320 s CPU and
+// 5.4 GiB; 1,000,000 points took 12 boxes, 30 s CPU and 243 MiB.
 //
 // # Floating point
 //
