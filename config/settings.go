@@ -360,7 +360,7 @@ func Settings() []Setting {
 		{Name: ClusterMaxChanges, Kind: Int, Default: "16",
 			Doc: "trawl cluster: pages with at most this many observed changes (at least 1) are clustered; -1 means all"},
 		{Name: ClusterPartitions, Kind: Int, Default: "0",
-			Doc: "trawl cluster: boxes the feature space is cut into for the partitioned DBSCAN; 0 means the number of CPUs"},
+			Doc: "trawl cluster: boxes the feature space is cut into for the partitioned DBSCAN; 0 means enough for each box to fit in a task's share of engine.memory, at least engine.parallelism"},
 
 		{Name: URLFilterSchemes, Kind: List, Default: "http,https",
 			Doc: "URL schemes accepted; empty accepts any"},

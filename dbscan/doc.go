@@ -97,6 +97,55 @@
 // boxes at eps 0.1, took 35 s (29 s CPU): Parquet, the shuffles and 46%
 // more points as halo copies cost about twice the clustering itself.
 //
+// # Partitioned DBSCAN
+//
+// Run clusters points that need not fit in memory as jobs on trawl's
+// MapReduce engine. The stats job computes the moments (for
+// standardization) and a sample; the driver cuts space into boxes on the
+// sample (PlanPartitions). The local job sends each point to the box that
+// owns it and, as a halo point, to every other box within Eps of it
+// (Partitioning.Halo), and clusters each box in one reduce call: an owned
+// point's neighbours are all owned or halo points of its box, so its core
+// status is exact, and so are the box's local clusters (owned core points
+// linked within Eps) and which halo points and border points are within
+// Eps of which local clusters. The join job meets each halo point's own
+// box's result with the links other boxes found for it: a core halo point
+// joins its local cluster to theirs (edges), a non-core one is a border
+// candidate of theirs. The driver merges the local clusters along the
+// edges (union-find) and numbers the clusters by their first core point's
+// key; the label job gives a core point its cluster and a border point the
+// lowest-numbered cluster among its candidates, Cluster's rule. So Run's
+// labels equal Cluster's on the same points ordered by key, label for
+// label, for any boxes (TestRunEqualsExact, TestRunMemoryBudget; and
+// bench/dbscan's partitioned mode against trawl dbscan at 1,000,000 and
+// 10,000,000 points).
+//
+// # Memory
+//
+// The engine's memory budget (JobConfig.MemoryBudget, trawl's
+// engine.memory) is shared by the tasks it runs at once; a map task that
+// fills its share spills a sorted run to the engine's temporary
+// directory, and every job's input and output is Parquet on disk, so only
+// a box's clustering must fit in memory: a reduce task clusters one box
+// at a time, holding the box's own and halo points and what clusterLocal
+// keeps for them, measured at about 640 bytes per point (6-d, minPts 12).
+// With JobConfig.Partitions 0, Run chooses the boxes from the budget: at
+// least the engine's parallelism, and more until the largest box,
+// estimated from the sample (its own and halo sample points, scaled to all
+// the points, plus three standard deviations), fits in a task's share,
+// budget / parallelism. Smaller boxes mean more halo copies (each box
+// also clusters the points within Eps around it), so a small budget costs
+// time, not correctness. Two things are not bounded by the boxes: the
+// centres job holds one cluster's members in memory (about 150 bytes per
+// member), and the driver holds the local clusters and the edges between
+// them (a few per box).
+//
+// Measured (bench/README.md, "bench/dbscan"; 2 loaded cores, eps 0.1,
+// minPts 12, simweb features): 10,000,000 points at the default 256 MiB
+// budget took 256 boxes, 2.3 halo copies per point, 590 s CPU and 433 MiB
+// peak RSS, with labels identical to Cluster's, which took 320 s CPU and
+// 5.4 GiB; 1,000,000 points took 12 boxes, 30 s CPU and 243 MiB.
+//
 // # Floating point
 //
 // Distances are computed as the sum over dimensions, in order, of squared

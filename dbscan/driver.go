@@ -39,9 +39,19 @@ type JobConfig struct {
 	// before clustering; otherwise they are used as given.
 	Standardize bool
 	// Partitions is the number of boxes space is cut into (at most;
-	// fewer when the sample cannot be cut further); 0 means GOMAXPROCS.
-	// It does not change the result, only how the work is split.
+	// fewer when the sample cannot be cut further). 0 means as many as
+	// the memory budget needs: at least the engine's parallelism, and
+	// enough that each box's local clustering is estimated to fit in a
+	// task's share of MemoryBudget (see the package doc, "Memory"). It
+	// does not change the result, only how the work is split.
 	Partitions int
+	// MemoryBudget is the memory, in bytes, the engine's concurrent tasks
+	// share (trawl's engine.memory): each box's clustering, which holds
+	// the box's points, must fit in a task's share of it, budget /
+	// parallelism. 0 means the engine's LocalRunner's MemoryBudget, or
+	// mapreduce.DefaultMemoryBudget. It only matters when Partitions is
+	// 0.
+	MemoryBudget int64
 	// Reduces is the number of reduce tasks of each job (and part files of
 	// each output); 0 means Partitions.
 	Reduces int
@@ -142,6 +152,9 @@ func (c JobConfig) Validate() error {
 	if err := checkSamples(c.MinSamples, c.SampleRate); err != nil {
 		return err
 	}
+	if c.MemoryBudget < 0 {
+		return fmt.Errorf("dbscan: memory budget %d bytes", c.MemoryBudget)
+	}
 	if parts := c.partitions(); parts > maxPartitions {
 		return fmt.Errorf("dbscan: %d partitions is more than %d", parts, maxPartitions)
 	}
@@ -164,6 +177,18 @@ func (c JobConfig) reduces() int {
 		r = c.partitions()
 	}
 	return min(r, mapreduce.MaxReduce)
+}
+
+// memoryBudget is the run's MemoryBudget: the configured one, else the
+// engine's LocalRunner's, else mapreduce.DefaultMemoryBudget.
+func (d *driver) memoryBudget() int64 {
+	if d.cfg.MemoryBudget > 0 {
+		return d.cfg.MemoryBudget
+	}
+	if r, ok := d.eng.Runner.(*mapreduce.LocalRunner); ok && r.MemoryBudget > 0 {
+		return r.MemoryBudget
+	}
+	return mapreduce.DefaultMemoryBudget
 }
 
 // sampleSize is SampleSize, or DefaultSampleSize when it is 0.
@@ -343,10 +368,22 @@ func (d *driver) plan(mom Moments, rows []sampleRow) (Partitioning, *Scaler, err
 		}
 		sc = &s
 	}
-	part := PlanPartitions(sample, d.cfg.partitions())
+	var part Partitioning
+	par := d.eng.Parallelism()
+	share := d.memoryBudget() / int64(par)
+	if d.cfg.Partitions > 0 {
+		part = PlanPartitions(sample, d.cfg.Partitions)
+	} else {
+		var need int64
+		part, need = planBoxes(sample, mom.N, d.cfg.Eps, par, share)
+		if need > share {
+			d.log.Warn("the largest box is estimated over a task's share of the memory budget; raise the budget",
+				"estimate_bytes", need, "share_bytes", share, "boxes", part.Boxes)
+		}
+	}
 	d.sum.Partitioning = part
 	p.Boxes = int32(part.Boxes)
-	d.log.Info("planned the boxes", "points", mom.N, "boxes", part.Boxes, "sample", sample.Len())
+	d.log.Info("planned the boxes", "points", mom.N, "boxes", part.Boxes, "sample", sample.Len(), "task_share_bytes", share)
 	return part, sc, nil
 }
 

@@ -322,3 +322,68 @@ func TestRunEmptyAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMemoryBudget runs with Partitions 0 and a memory budget far too
+// small for the points in one box: Run must cut them into boxes that each
+// fit in a task's share of the budget, the engine spills its map output,
+// and the labels must still be Cluster's.
+func TestRunMemoryBudget(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	n := 20000
+	if testing.Short() {
+		n = 8000
+	}
+	pts := genWebFeatures(r, n)
+	keys := keysOf(n)
+	rows := make([]PointRow, n)
+	for i := range n {
+		rows[i] = PointRow{Key: keys[i], X: pts.At(i)}
+	}
+	r.Shuffle(n, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	dir := t.TempDir()
+	// Large splits, so that a map task's output passes its share and
+	// spills several runs.
+	writePartsRG(t, filepath.Join(dir, "in"), rows, 3, 0)
+	const budget = 3 << 20
+	env := testEnv(t)
+	par := env.Parallelism()
+	cfg := JobConfig{
+		Source: Source{Points: filepath.Join(dir, "in")}, Work: filepath.Join(dir, "work"), Output: filepath.Join(dir, "out"),
+		Eps: 0.4, MinPts: 8, Standardize: true, MemoryBudget: budget, MinSamples: 2, SampleRate: 0.05,
+	}
+	sum, err := Run(context.Background(), env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Eps: cfg.Eps, MinPts: cfg.MinPts}
+	what := fmt.Sprintf("n %d budget %d boxes %d halo %d", n, budget, sum.Params.Boxes, sum.Params.HaloPoints)
+	want := expect(t, what, env.Storage, cfg.Output, sum, keys, pts, p)
+	t.Logf("%s: %d clusters", what, want.Clusters)
+	// The boxes' real loads (own and halo points, on the standardized
+	// points) against a task's share.
+	std := Points{Dim: pts.Dim, Data: slices.Clone(pts.Data)}
+	if err := (Scaler{Mean: sum.Params.Mean, Std: sum.Params.Std}).Apply(std); err != nil {
+		t.Fatal(err)
+	}
+	part := sum.Partitioning
+	loads := part.boxLoads(std, cfg.Eps*cfg.Eps)
+	share := int64(budget / par)
+	if most := int64(slices.Max(loads)) * boxPointBytes; most > share*5/4 {
+		t.Fatalf("%s: the largest box sees %d points, %d bytes, over a task's share %d", what, slices.Max(loads), most, share)
+	}
+	if sum.Params.Boxes < 8 || sum.Params.HaloPoints == 0 {
+		t.Fatalf("%s: want several boxes with halo points", what)
+	}
+	spills := int64(0)
+	for _, j := range sum.Jobs {
+		for _, ts := range j.Tasks {
+			spills = max(spills, ts.Spills)
+		}
+	}
+	if spills < 2 {
+		t.Fatalf("%s: no task spilled more than one run", what)
+	}
+	if want.Clusters < 2 {
+		t.Fatalf("%s: %d clusters: a test without clusters proves little", what, want.Clusters)
+	}
+}

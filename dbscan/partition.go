@@ -252,3 +252,112 @@ func (p *Partitioning) UnmarshalText(b []byte) error {
 	*p = Partitioning(q)
 	return p.Validate()
 }
+
+// boxLoads counts, for every box, the points of sample it holds or has in
+// its halo at eps2: the points its local clustering would see.
+func (p *Partitioning) boxLoads(sample Points, eps2 float64) []int {
+	loads := make([]int, p.Boxes)
+	var halo []int
+	for i := range sample.Len() {
+		x := sample.At(i)
+		loads[p.Owner(x)]++
+		halo = p.Halo(x, eps2, halo[:0])
+		for _, b := range halo {
+			loads[b]++
+		}
+	}
+	return loads
+}
+
+// boxPointBytes is what a box's local clustering holds per point it sees
+// (its own and its halo), as measured on 6-d points with minPts 12: the
+// point as the reduce decodes it (key and coordinates), its copy in the
+// point set and in the k-d tree, the tree's nodes, the neighbour lists
+// kept from pass 1 (at most minPts per point), the leaves' candidates kept
+// for pass 2, the union-find and the result's rows. planBoxes sizes the
+// boxes with it.
+const boxPointBytes = 640
+
+// planBoxes cuts space into boxes on sample (n points in all) so that
+// every box's clustering is estimated to hold at most share bytes
+// (boxPointBytes per point it sees, its halo at eps included), with at
+// least minBoxes boxes, at most maxPartitions. It returns the
+// partitioning and the estimated bytes of its largest box.
+//
+// A box's estimate scales its sample count (plus three standard
+// deviations of it, as a binomial count) to n. It starts from
+// PlanPartitions' minBoxes boxes of equal shares and then cuts in two, at
+// the median of its widest dimension, every box whose estimate is over
+// the share, until none is or none can be cut. Cutting only the boxes
+// that need it keeps the boxes few: a box's halo grows with its surface,
+// not its points, so equal shares of the points would make the sparse
+// boxes as small as the dense ones need and copy many more points into
+// halos.
+func planBoxes(sample Points, n int64, eps float64, minBoxes int, share int64) (Partitioning, int64) {
+	eps2 := eps * eps
+	m := sample.Len()
+	part := PlanPartitions(sample, min(max(minBoxes, 1), maxPartitions))
+	// The sample in the order PlanPartitions sorts it, so that the cuts
+	// depend on the sample as a set.
+	idx := make([]int32, m)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return slices.Compare(sample.At(int(a)), sample.At(int(b))) })
+	for {
+		loads := part.boxLoads(sample, eps2)
+		over := make([]bool, part.Boxes)
+		anyOver := false
+		for b, l := range loads {
+			over[b] = boxBytes(l, m, n) > share
+			anyOver = anyOver || over[b]
+		}
+		if !anyOver || part.Boxes >= maxPartitions {
+			return part, largestBox(loads, m, n)
+		}
+		members := make([][]int32, part.Boxes)
+		for _, i := range idx {
+			if b := part.Owner(sample.At(int(i))); over[b] {
+				members[b] = append(members[b], i)
+			}
+		}
+		cut := false
+		for ni := range part.Nodes {
+			nd := part.Nodes[ni]
+			if nd.Box < 0 || !over[nd.Box] || part.Boxes >= maxPartitions || len(members[nd.Box]) < 2 {
+				continue
+			}
+			dim, value, ok := bestCut(sample, members[nd.Box], 2)
+			if !ok {
+				continue
+			}
+			l, r := len(part.Nodes), len(part.Nodes)+1
+			part.Nodes = append(part.Nodes, PartNode{Box: nd.Box}, PartNode{Box: part.Boxes})
+			part.Boxes++
+			part.Nodes[ni] = PartNode{Box: -1, Dim: dim, Value: value, Left: l, Right: r}
+			cut = true
+		}
+		if !cut {
+			return part, largestBox(loads, m, n)
+		}
+	}
+}
+
+// boxBytes is the estimated bytes of a box of load sample points, of a
+// sample of m of n points: the load scaled to n plus three standard
+// deviations (a binomial count), times boxPointBytes.
+func boxBytes(load, m int, n int64) int64 {
+	if m == 0 {
+		return 0
+	}
+	frac := float64(load) / float64(m)
+	est := float64(n) * frac
+	sd := float64(n) * math.Sqrt(frac*(1-frac)/float64(m))
+	return int64((est + 3*sd) * boxPointBytes)
+}
+
+// largestBox is the estimated bytes of the box with the largest load, of
+// loads counted on a sample of m of n points.
+func largestBox(loads []int, m int, n int64) int64 {
+	return boxBytes(slices.Max(loads), m, n)
+}

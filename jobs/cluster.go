@@ -65,7 +65,9 @@ type ClusterOptions struct {
 	MaxChanges int
 	AnyChanges bool
 	// Partitions is the number of boxes of the partitioned DBSCAN; 0
-	// means GOMAXPROCS. It does not change the result.
+	// means as many as the engine's memory budget needs, at least its
+	// parallelism (dbscan.JobConfig.Partitions). It does not change the
+	// result.
 	Partitions int
 	// Now names the result (clusters/<Now as yyyyMMddHHmmss>); zero means
 	// the wall clock. A name already taken moves on by a second.

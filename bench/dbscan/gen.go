@@ -93,6 +93,24 @@ func genMain(ctx context.Context, o genOptions) error {
 // page's simweb.Features (words and bytes from rendering version 0), then
 // z-scores over the n rows.
 func webFeatures(ctx context.Context, n, hosts int, seed uint64) (dbscan.Points, genMeta, error) {
+	pts, meta, err := rawFeatures(ctx, n, hosts, seed)
+	if err != nil {
+		return pts, meta, err
+	}
+	if err := dbscan.FitScaler(pts).Apply(pts); err != nil {
+		return dbscan.Points{}, genMeta{}, fmt.Errorf("standardizing: %w", err)
+	}
+	return pts, meta, nil
+}
+
+// rawWebFeatures is webFeatures' points before standardization.
+func rawWebFeatures(ctx context.Context, n, hosts int, seed uint64) (dbscan.Points, error) {
+	pts, _, err := rawFeatures(ctx, n, hosts, seed)
+	return pts, err
+}
+
+// rawFeatures is webFeatures without the standardization.
+func rawFeatures(ctx context.Context, n, hosts int, seed uint64) (dbscan.Points, genMeta, error) {
 	// A few percent of content pages answer 500; ask for enough.
 	cfg := simweb.Config{Seed: seed, Hosts: hosts, Pages: n + n/20 + 64}
 	w, err := simweb.New(cfg)
@@ -156,9 +174,6 @@ feed:
 	}
 	if pts.Len() < n {
 		return dbscan.Points{}, genMeta{}, fmt.Errorf("simweb gave %d content pages answering 200, want %d", pts.Len(), n)
-	}
-	if err := dbscan.FitScaler(pts).Apply(pts); err != nil {
-		return dbscan.Points{}, genMeta{}, fmt.Errorf("standardizing: %w", err)
 	}
 	return pts, genMeta{Points: n, Pages: total, Candidates: candidates, Hosts: hosts, Seed: seed}, nil
 }

@@ -56,6 +56,13 @@ func main() {
 				os.Exit(1)
 			}
 			return
+		case "points", "partitioned", "compare":
+			cmd := map[string]func([]string) error{"points": pointsCmd, "partitioned": partitionedCmd, "compare": compareCmd}[os.Args[1]]
+			if err := cmd(os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, os.Args[1]+":", err)
+				os.Exit(1)
+			}
+			return
 		case "cluster":
 			if err := clusterCmd(os.Args[2:]); err != nil {
 				fmt.Fprintln(os.Stderr, "cluster:", err)

@@ -56,7 +56,7 @@ Examples:
 			&cli.Float64Flag{Name: "sample-rate", Usage: "share `R` of a cluster's members taken as samples (cluster.sampleRate, default 0.05)"},
 			&cli.IntFlag{Name: "min-samples", Usage: "least samples `K` per cluster (cluster.minSamples, default 3)"},
 			&cli.IntFlag{Name: "max-changes", Usage: "cluster pages with at most `M` observed changes; -1: all (cluster.maxChanges, default 16)"},
-			&cli.IntFlag{Name: "partitions", Usage: "boxes of the partitioned DBSCAN; 0: CPUs (cluster.partitions)"},
+			&cli.IntFlag{Name: "partitions", Usage: "boxes of the partitioned DBSCAN; 0: enough for --memory, at least the CPUs (cluster.partitions)"},
 			&cli.BoolFlag{Name: "suggest-eps", Usage: "print the k-distance knee for --min-pts and exit"},
 			forceFlag(),
 		},
