@@ -176,8 +176,30 @@ func TestKillPoints(t *testing.T) {
 					t.Errorf("%d content rows for %d fetched pages", n, success)
 				}
 			}},
+		// A fetch that parses publishes five outputs, crawl_fetch last:
+		// killed anywhere, the retry fetches again (or finds the segment
+		// fetched and parsed) and updatedb merges it, with a parse_data row
+		// per page.
+		{name: "fetch-parse", pristine: generated, run: func(crawl string) []string { return append(fetch(crawl), "--parse") },
+			points: engine("fetch", 5),
+			retry: func(crawl string) [][]string {
+				return [][]string{append(fetch(crawl), "--parse"), append(g, "--crawl", crawl, "updatedb", segmentsOf(t, crawl)[0])}
+			},
+			after: func(t *testing.T, crawl string) {
+				seg := segmentsOf(t, crawl)[0]
+				content := len(readStage[segment.Content](t, filepath.Join(seg, segment.DirContent)))
+				data := len(readStage[segment.ParseData](t, filepath.Join(seg, segment.DirParseData)))
+				if data != content || content == 0 {
+					t.Errorf("%d parse_data rows for %d pages", data, content)
+				}
+				if n := len(readStage[segment.ParseUpdate](t, filepath.Join(seg, segment.DirCrawlParse))); n <= content {
+					t.Errorf("%d crawl_parse rows for %d pages", n, content)
+				}
+			}},
 		{name: "parse", pristine: fetched, run: parseRun,
-			points: append([]string{"parse:map-done"}, engine("parse", 3)...),
+			// Parse joins in its map tasks (map-only, as fetch): no
+			// map-done point.
+			points: engine("parse", 3),
 			retry: func(crawl string) [][]string {
 				return [][]string{parseRun(crawl), append(g, "--crawl", crawl, "updatedb", segmentsOf(t, crawl)[0])}
 			},
