@@ -62,7 +62,7 @@ func TestMonitorSuccess(t *testing.T) {
 	}
 	// The job's groups become the Result's counters; Hadoop's stay out.
 	var cs mapreduce.Counters
-	jobCounters(m.Counters, "inject", &cs)
+	jobCounters(m.Counters, &cs)
 	if got := cs.Groups(); !slices.Equal(got, []string{"inject", "trawl"}) {
 		t.Errorf("groups %v", got)
 	}
@@ -108,7 +108,7 @@ func TestMonitorFailed(t *testing.T) {
 		t.Errorf("counters %v", m.Counters)
 	}
 	var cs mapreduce.Counters
-	jobCounters(m.Counters, "fetch", &cs)
+	jobCounters(m.Counters, &cs)
 	if cs.Get("trawl", "failed_task_attempts") != 4 {
 		t.Errorf("failed_task_attempts %d", cs.Get("trawl", "failed_task_attempts"))
 	}

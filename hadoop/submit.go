@@ -251,7 +251,7 @@ func (s *Submitter) submit(ctx context.Context, sub *submission, splits []string
 	if err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s: %w", name, err)
 	}
-	jobCounters(mon.Counters, name, sub.counters)
+	jobCounters(mon.Counters, sub.counters)
 	if err := mapreduce.PublishStreaming(ctx, s.Storage, sub.job, []string{st.output}, sub.counters); err != nil {
 		return nil, fmt.Errorf("hadoop engine: job %s (hadoop job %s): publish: %w", name, mon.JobID, err)
 	}
@@ -422,9 +422,9 @@ func (st *staging) remove(log *slog.Logger) {
 // of Hadoop's own counters, the failed task attempts, as the local engine
 // counts them. Hadoop names its own groups in words ("Job Counters",
 // "File System Counters"); trawl's names have no space.
-func jobCounters(block map[string]map[string]int64, job string, c *mapreduce.Counters) {
+func jobCounters(block map[string]map[string]int64, c *mapreduce.Counters) {
 	for g, names := range block {
-		if strings.Contains(g, " ") && g != job {
+		if strings.Contains(g, " ") {
 			continue
 		}
 		for n, v := range names {

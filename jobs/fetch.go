@@ -599,25 +599,7 @@ func fetchOutputs(seg string, compression parquetio.Compression, parse bool) []m
 		}, parquetio.WithCompression(compression)),
 	}
 	if parse {
-		outs = append(outs,
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(r fetchRecord) (segment.ParseData, bool) {
-				if r.Parse.Data == nil {
-					return segment.ParseData{}, false
-				}
-				return *r.Parse.Data, true
-			}),
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(r fetchRecord) (segment.ParseText, bool) {
-				if r.Parse.Text == nil {
-					return segment.ParseText{}, false
-				}
-				return *r.Parse.Text, true
-			}),
-			mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(r fetchRecord) (segment.ParseUpdate, bool) {
-				if r.Parse.Update == nil {
-					return segment.ParseUpdate{}, false
-				}
-				return *r.Parse.Update, true
-			}))
+		outs = append(outs, parseRouted(seg, func(r fetchRecord) parseOut { return r.Parse })...)
 	}
 	return append(outs, mapreduce.WriteRouted(storage.Join(seg, segment.DirFetch), func(r fetchRecord) (segment.Fetch, bool) {
 		if r.Fetch == nil {
@@ -765,15 +747,13 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 	}
 	rec.out = append(rec.out, fr)
 	if r.Status == crawldb.StatusFetchSuccess {
-		d := &fr.Datum
 		rec.content <- fetchedPage{
 			content: &segment.Content{
 				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
 				Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
 			},
 			// What the parse job would read of the page's crawl_fetch row.
-			fetch: parseFetch{Status: fr.Status, Score: d.Score, FetchTime: fr.FetchTime,
-				Hops: d.OffTopicHops, Seed: d.Features.Inlinks == 0},
+			fetch: parseFetchOf(&fr),
 		}
 		rec.t.Count(ctrFetchContent, 1)
 	}

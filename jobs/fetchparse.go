@@ -51,7 +51,13 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 		parsed[url] = true
 		return true
 	}
-	batches := make(chan []fetchRecord, contentQueue)
+	// A page's records, keyed by its URL (a map-only job's key only names
+	// the record).
+	type batch struct {
+		url  string
+		recs []fetchRecord
+	}
+	batches := make(chan batch, contentQueue)
 	var workers sync.WaitGroup
 	for range max(1, runtime.GOMAXPROCS(0)) {
 		workers.Add(1)
@@ -66,7 +72,7 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 				} else {
 					pt.Count(ctrDupContent, 1)
 				}
-				batches <- recs
+				batches <- batch{p.content.URL, recs}
 			}
 		}()
 	}
@@ -76,26 +82,11 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 	}()
 	go func() {
 		defer close(done)
-		for recs := range batches {
-			for _, r := range recs {
-				emit(parseOutKey(r), r)
+		for b := range batches {
+			for _, r := range b.recs {
+				emit(b.url, r)
 			}
 		}
 	}()
 	return done
-}
-
-// parseOutKey is the key of a fetch record of a parsing fetch: its URL.
-func parseOutKey(r fetchRecord) string {
-	switch {
-	case r.Content != nil:
-		return r.Content.URL
-	case r.Parse.Data != nil:
-		return r.Parse.Data.URL
-	case r.Parse.Text != nil:
-		return r.Parse.Text.URL
-	case r.Parse.Update != nil:
-		return r.Parse.Update.URL
-	}
-	return ""
 }

@@ -379,6 +379,12 @@ type parseFetch struct {
 	Seed bool
 }
 
+// parseFetchOf is what parse needs of the crawl_fetch row f.
+func parseFetchOf(f *segment.Fetch) parseFetch {
+	return parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime,
+		Hops: f.Datum.OffTopicHops, Seed: f.Datum.Features.Inlinks == 0}
+}
+
 // parseOut is one output record of the parse reduce, routed to one of the
 // three outputs.
 type parseOut struct {
@@ -404,8 +410,7 @@ func parseJobInputs(seg string) []mapreduce.Input[parseValue] {
 			if f.URL == "" {
 				return fmt.Errorf("%s: a crawl_fetch row without URL", fetch)
 			}
-			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime,
-				Hops: f.Datum.OffTopicHops, Seed: f.Datum.Features.Inlinks == 0}})
+			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetchOf(&f)})
 			return nil
 		}, mapreduce.RequireSuccess()),
 	}
@@ -414,24 +419,31 @@ func parseJobInputs(seg string) []mapreduce.Input[parseValue] {
 // parseJobOutputs are the parse job's outputs in the segment: parse_data,
 // parse_text and crawl_parse.
 func parseJobOutputs(seg string) []mapreduce.Output[parseOut] {
-	return []mapreduce.Output[parseOut]{
-		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(o parseOut) (segment.ParseData, bool) {
-			if o.Data == nil {
-				return segment.ParseData{}, false
+	return parseRouted(seg, func(o parseOut) parseOut { return o })
+}
+
+// parseRouted are the outputs parse_data, parse_text and crawl_parse of
+// the segment seg for a job whose records R carry parse rows (get returns
+// a record's): the parse job's, and a fetch's that parses.
+func parseRouted[R any](seg string, get func(R) parseOut) []mapreduce.Output[R] {
+	return []mapreduce.Output[R]{
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseData), func(r R) (segment.ParseData, bool) {
+			if o := get(r); o.Data != nil {
+				return *o.Data, true
 			}
-			return *o.Data, true
+			return segment.ParseData{}, false
 		}),
-		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(o parseOut) (segment.ParseText, bool) {
-			if o.Text == nil {
-				return segment.ParseText{}, false
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirParseText), func(r R) (segment.ParseText, bool) {
+			if o := get(r); o.Text != nil {
+				return *o.Text, true
 			}
-			return *o.Text, true
+			return segment.ParseText{}, false
 		}),
-		mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(o parseOut) (segment.ParseUpdate, bool) {
-			if o.Update == nil {
-				return segment.ParseUpdate{}, false
+		mapreduce.WriteRouted(storage.Join(seg, segment.DirCrawlParse), func(r R) (segment.ParseUpdate, bool) {
+			if o := get(r); o.Update != nil {
+				return *o.Update, true
 			}
-			return *o.Update, true
+			return segment.ParseUpdate{}, false
 		}),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
@@ -110,8 +111,7 @@ func readFetchPart(t *mapreduce.Task, uri string) (map[string]*sideFetch, error)
 			return nil, fmt.Errorf("%s: a crawl_fetch row without URL", uri)
 		}
 		if _, dup := m[f.URL]; !dup {
-			m[f.URL] = &sideFetch{fetch: parseFetch{Status: f.Status, Score: f.Datum.Score, FetchTime: f.FetchTime,
-				Hops: f.Datum.OffTopicHops, Seed: f.Datum.Features.Inlinks == 0}}
+			m[f.URL] = &sideFetch{fetch: parseFetchOf(&f)}
 		}
 	}
 	return m, nil
@@ -140,16 +140,12 @@ func (st *sideParse) flush(t *mapreduce.Task, pp *pageParser, emit mapreduce.Emi
 		}
 	}
 	outs := make([][]parseOut, n)
-	var next sync.Mutex
-	i := 0
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(n, max(1, runtime.GOMAXPROCS(0))) {
 		wg.Go(func() {
 			for {
-				next.Lock()
-				j := i
-				i++
-				next.Unlock()
+				j := int(next.Add(1)) - 1
 				if j >= n {
 					return
 				}

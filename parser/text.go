@@ -36,6 +36,14 @@ func (t *textBuf) startRune() bool {
 		t.full = true
 		return false
 	}
+	t.startWord()
+	t.runes++
+	return true
+}
+
+// startWord counts a word starting with the next rune written, after a
+// space if a separator was asked for, when none is open.
+func (t *textBuf) startWord() {
 	if len(t.b) == 0 {
 		t.words++
 		t.space = false
@@ -44,8 +52,6 @@ func (t *textBuf) startRune() bool {
 		t.words++
 		t.space = false
 	}
-	t.runes++
-	return true
 }
 
 // isPrint reports printable ASCII (not space).
@@ -66,14 +72,7 @@ func (t *textBuf) word(w []byte) {
 			t.full = true
 		}
 	}
-	if len(t.b) == 0 {
-		t.words++
-		t.space = false
-	} else if t.space {
-		t.b = append(t.b, ' ')
-		t.words++
-		t.space = false
-	}
+	t.startWord()
 	t.runes += len(w)
 	t.b = append(t.b, w...)
 }
