@@ -24,25 +24,20 @@ func applyMemoryLimit(s *session) (restore func()) {
 		gogc = gogc || strings.HasPrefix(kv, "GOGC=")
 		memlimit = memlimit || strings.HasPrefix(kv, "GOMEMLIMIT=")
 	}
-	prevGC := -1
+	prevGC, prevLimit := currentGCPercent(), debug.SetMemoryLimit(-1)
+	restore = func() {
+		debug.SetGCPercent(prevGC)
+		debug.SetMemoryLimit(prevLimit)
+	}
 	if !gogc {
-		prevGC = debug.SetGCPercent(gcPercent)
+		debug.SetGCPercent(gcPercent)
 	}
-	restoreGC := func() {
-		if prevGC >= 0 {
-			debug.SetGCPercent(prevGC)
-		}
+	if !memlimit {
+		limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
+		debug.SetMemoryLimit(limit)
+		s.log.Debug("memory limit", "bytes", limit, "gc_percent", currentGCPercent())
 	}
-	if memlimit {
-		return restoreGC
-	}
-	limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
-	prev := debug.SetMemoryLimit(limit)
-	s.log.Debug("memory limit", "bytes", limit, "gc_percent", currentGCPercent())
-	return func() {
-		debug.SetMemoryLimit(prev)
-		restoreGC()
-	}
+	return restore
 }
 
 // gcPercent is trawl's GOGC. In a 5-round crawl of a 20,000-page
