@@ -242,12 +242,15 @@ func (n *Normalizer) normalized(raw string) (string, bool) {
 // its path (tailAfterSlash) or at the end of its path (tailQuery): when t
 // is already normal the result is just the concatenation.
 func (n *Normalizer) join(prefix, t string, kind tailKind) (string, error) {
+	p, rest := prefix, t
 	if kind == tailAfterSlash {
-		prefix, t = popDots(prefix, t)
+		p, rest = popDots(prefix, t)
 	}
-	if k, ok := n.normalTail(t, kind); ok {
-		return prefix + t[:k], nil
+	if k, ok := n.normalTail(rest, kind); ok {
+		return p + rest[:k], nil
 	}
+	// The general path gets the link as written, so that its result and
+	// its error are those of the concatenation.
 	return n.Normalize(prefix + t)
 }
 
