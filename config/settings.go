@@ -172,6 +172,7 @@ const (
 	FetcherAgent                = "fetcher.agent"
 	FetcherServerDelay          = "fetcher.serverDelay"
 	FetcherMaxCrawlDelay        = "fetcher.maxCrawlDelay"
+	FetcherMaxRetryAfter        = "fetcher.maxRetryAfter"
 	FetcherMaxConnections       = "fetcher.maxConnections"
 	FetcherConnectTimeout       = "fetcher.connectTimeout"
 	FetcherReadTimeout          = "fetcher.readTimeout"
@@ -416,6 +417,8 @@ func Settings() []Setting {
 			Doc: "politeness delay between two requests to one host; 0 means none (fetcher.server.delay)"},
 		{Name: FetcherMaxCrawlDelay, Kind: Duration, Default: "30s",
 			Doc: "robots.txt Crawl-delay honoured up to this; a host asking more is skipped for the round; -1s means no cap (fetcher.max.crawl.delay)"},
+		{Name: FetcherMaxRetryAfter, Kind: Duration, Default: "60s",
+			Doc: "the Retry-After of a 429 or 503 answer is honoured up to this (the host's next request waits); a host asking more is skipped for the round; -1s means no cap"},
 		{Name: FetcherMaxConnections, Kind: Int, Default: "64",
 			Doc: "concurrent connections of one fetch task, at most one per host (fetcher.threads.fetch)"},
 		{Name: FetcherConnectTimeout, Kind: Duration, Default: "10s",

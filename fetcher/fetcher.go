@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -61,6 +62,10 @@ type Result struct {
 	// RedirectURL is a redirect's target, resolved against the URL and
 	// normalized ("" if the Location header is missing or unusable).
 	RedirectURL string
+	// RetryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header (0 without one); the run honours it within
+	// Options.MaxRetryAfter before the server's next request.
+	RetryAfter time.Duration
 	// Header is the response's header as received (nil without a
 	// response). ContentType is the media type, from the header or, when
 	// it has none, sniffed from the body; ETag and LastModified are the
@@ -110,6 +115,11 @@ type Stats struct {
 	MaxOpenConnections int
 	// Bytes counts body bytes read from the network.
 	Bytes int64
+	// RetryAfter counts, by host, the 429 and 503 answers whose
+	// Retry-After header the run honoured (a wait within
+	// Options.MaxRetryAfter) or that asked for more than the cap (the
+	// host was then skipped for the round); nil if there were none.
+	RetryAfter map[string]int
 	// Servers is the number of servers seen: hosts, or addresses with
 	// QueueByIP.
 	Servers int
@@ -153,6 +163,8 @@ const (
 	CounterMalformed         = "malformed_urls"
 	CounterDuplicates        = "duplicate_urls"
 	CounterThroughputStops   = "throughput_threshold_stops"
+	CounterRetryAfter        = "retry_after_waits"
+	CounterRetryAfterTooLong = "hosts_retry_after_too_long"
 )
 
 // Fetcher fetches URLs politely: the two-level queue of servers and their
@@ -240,6 +252,10 @@ type run struct {
 	// refusedHosts are the servers the address guard refused.
 	refusedMu    sync.Mutex
 	refusedHosts map[string]bool
+
+	// retryAfter counts the Retry-After answers by host.
+	retryAfterMu sync.Mutex
+	retryAfter   map[string]int
 }
 
 // Run fetches reqs and calls emit once per result, from one goroutine at
@@ -426,6 +442,9 @@ func (r *run) stats(runCtx context.Context, began time.Time) *Stats {
 	r.conns.mu.Lock()
 	st.Connections, st.MaxOpenConnections = r.conns.dialed, r.conns.maxOpen
 	r.conns.mu.Unlock()
+	r.retryAfterMu.Lock()
+	st.RetryAfter = maps.Clone(r.retryAfter)
+	r.retryAfterMu.Unlock()
 	cause := context.Cause(runCtx)
 	st.DeadlineReached = errors.Is(cause, errDeadline)
 	st.ThroughputTooLow = errors.Is(cause, errThroughput)
@@ -680,7 +699,7 @@ func (r *run) serve(ctx context.Context, s *server) {
 		if res.Code.IsRedirect() && res.RedirectURL != "" && it.req.Hops < r.o.FollowRedirects && res.RedirectURL != it.req.URL {
 			r.follow(ctx, it.req, res.RedirectURL)
 		}
-		if r.tooManyExceptions(s, res, exceptions) {
+		if r.retryAfterTooLong(s, res) || r.tooManyExceptions(s, res, exceptions) {
 			return
 		}
 		served++
@@ -755,6 +774,35 @@ func (r *run) crawlDelayTooLong(s *server, it *item) bool {
 		"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", len(items))
 	r.skipAll(items, msg)
 	return true
+}
+
+// retryAfterTooLong honours the Retry-After of res, a 429 or 503 answer
+// from s: within Options.MaxRetryAfter, s's next request waits for it (it
+// reports false); beyond the cap, s's URLs are skipped for the round (it
+// reports true). Every such answer is counted by host.
+func (r *run) retryAfterTooLong(s *server, res *Result) bool {
+	if res.RetryAfter <= 0 {
+		return false
+	}
+	r.retryAfterMu.Lock()
+	if r.retryAfter == nil {
+		r.retryAfter = map[string]int{}
+	}
+	r.retryAfter[s.host]++
+	r.retryAfterMu.Unlock()
+	if r.o.MaxRetryAfter > 0 && res.RetryAfter > r.o.MaxRetryAfter {
+		msg := fmt.Sprintf("skipped: Retry-After %s above the cap %s", seconds(res.RetryAfter), seconds(r.o.MaxRetryAfter))
+		items := r.sched.drop(s, msg)
+		r.o.Count(CounterRetryAfterTooLong, 1)
+		r.o.Log.Info("Retry-After above the cap: host skipped for the round",
+			"host", s.host, "retry_after", res.RetryAfter, "max", r.o.MaxRetryAfter, "urls", len(items))
+		r.skipAll(items, msg)
+		return true
+	}
+	r.sched.waitAtLeast(s, res.RetryAfter)
+	r.o.Count(CounterRetryAfter, 1)
+	r.o.Log.Debug("Retry-After honoured", "host", s.host, "status", res.HTTPStatus, "wait", res.RetryAfter)
+	return false
 }
 
 // tooManyExceptions reports whether res, an exception, brings s to
@@ -1046,9 +1094,38 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		}
 	case res.Code != CodeNotModified:
 		res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
+		if resp.status == http.StatusTooManyRequests || resp.status == http.StatusServiceUnavailable {
+			res.RetryAfter = retryAfter(resp.header, time.Now())
+			if res.RetryAfter > 0 {
+				res.Message += ", Retry-After " + seconds(res.RetryAfter)
+			}
+		}
 	}
 	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.serverClosed, res.Code.IsException(), r.o.ExceptionBackoff)
 	return res, resp.closed, exceptions
+}
+
+// retryAfter is the wait a Retry-After header asks for (RFC 9110, section
+// 10.2.3): delay-seconds, or an HTTP-date, taken relative to the
+// response's Date header when it has one (so that a server's clock skew
+// does not count) and to now otherwise. It is 0 without the header, for
+// a value that is neither, or for a date already past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return max(at.Sub(now), 0)
 }
 
 // mediaType is the media type of a Content-Type value, lower case,

@@ -18,6 +18,10 @@ const (
 	// DefaultMaxCrawlDelay caps robots.txt Crawl-delay (Nutch's
 	// fetcher.max.crawl.delay, 30 s).
 	DefaultMaxCrawlDelay = 30 * time.Second
+	// DefaultMaxRetryAfter caps the wait a 429 or 503 answer's
+	// Retry-After header asks for (fetcher.maxRetryAfter): a server asking
+	// for longer is skipped for the round.
+	DefaultMaxRetryAfter = 60 * time.Second
 	// DefaultMaxConnections is the number of connections (workers) of one
 	// fetcher, as in the high-performance crawl scheduling paper.
 	DefaultMaxConnections = 64
@@ -85,6 +89,16 @@ type Options struct {
 	// NoCrawlDelayCap honours any robots.txt Crawl-delay, however long.
 	// MaxCrawlDelay must then be 0.
 	NoCrawlDelayCap bool
+	// MaxRetryAfter caps the Retry-After of a 429 (Too Many Requests) or
+	// 503 (Service Unavailable) answer (RFC 9110, section 10.2.3): the
+	// server's next request waits that long (or longer, for politeness
+	// and the exception backoff); a server asking for more than the cap is
+	// skipped for the round (its URLs get skipped results and stay due).
+	// 0 means DefaultMaxRetryAfter (see NoRetryAfterCap).
+	MaxRetryAfter time.Duration
+	// NoRetryAfterCap honours any Retry-After, however long.
+	// MaxRetryAfter must then be 0.
+	NoRetryAfterCap bool
 	// MaxConnections is the number of workers, each holding at most one
 	// connection; 0 means DefaultMaxConnections.
 	MaxConnections int
@@ -244,6 +258,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	or(&o.ServerDelay, o.NoServerDelay, DefaultServerDelay)
 	or(&o.MaxCrawlDelay, o.NoCrawlDelayCap, DefaultMaxCrawlDelay)
+	or(&o.MaxRetryAfter, o.NoRetryAfterCap, DefaultMaxRetryAfter)
 	or(&o.ExceptionBackoff, o.NoExceptionBackoff, DefaultExceptionBackoff)
 	or(&o.ProgressInterval, o.NoProgressLog, DefaultProgressInterval)
 	or(&o.ConnectTimeout, false, DefaultConnectTimeout)
@@ -296,6 +311,7 @@ func (o Options) check() error {
 	}{
 		{"server delay", o.ServerDelay, o.NoServerDelay},
 		{"max crawl delay", o.MaxCrawlDelay, o.NoCrawlDelayCap},
+		{"max Retry-After", o.MaxRetryAfter, o.NoRetryAfterCap},
 		{"exception backoff", o.ExceptionBackoff, o.NoExceptionBackoff},
 		{"progress interval", o.ProgressInterval, o.NoProgressLog},
 		{"connect timeout", o.ConnectTimeout, false},

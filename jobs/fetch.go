@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -46,6 +47,13 @@ type FetchOptions struct {
 	// NoCrawlDelayCap honours any Crawl-delay (the fetcher.maxCrawlDelay
 	// setting -1s); MaxCrawlDelay must then be 0.
 	NoCrawlDelayCap bool
+	// MaxRetryAfter caps the Retry-After of 429 and 503 answers: within
+	// it the host's next request waits as asked; a host asking for more
+	// is skipped for the round; 0 means fetcher.DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// NoRetryAfterCap honours any Retry-After (the fetcher.maxRetryAfter
+	// setting -1s); MaxRetryAfter must then be 0.
+	NoRetryAfterCap bool
 	// MaxConnections is the number of connections of each fetch task
 	// (one per host at a time); 0 means 64.
 	MaxConnections int
@@ -153,6 +161,7 @@ func DefaultFetchOptions() FetchOptions {
 	return FetchOptions{
 		ServerDelay:          fetcher.DefaultServerDelay,
 		MaxCrawlDelay:        fetcher.DefaultMaxCrawlDelay,
+		MaxRetryAfter:        fetcher.DefaultMaxRetryAfter,
 		MaxConnections:       fetcher.DefaultMaxConnections,
 		ConnectTimeout:       fetcher.DefaultConnectTimeout,
 		ReadTimeout:          fetcher.DefaultReadTimeout,
@@ -235,6 +244,7 @@ func (o FetchOptions) fetcherOptions() (fetcher.Options, error) {
 		Agent: o.Agent, Policy: policy, QueueMode: queue, DelayBetween: between,
 		ServerDelay: o.ServerDelay, NoServerDelay: o.NoServerDelay,
 		MaxCrawlDelay: o.MaxCrawlDelay, NoCrawlDelayCap: o.NoCrawlDelayCap,
+		MaxRetryAfter: o.MaxRetryAfter, NoRetryAfterCap: o.NoRetryAfterCap,
 		MaxConnections: o.MaxConnections, ConnectTimeout: o.ConnectTimeout, ReadTimeout: o.ReadTimeout,
 		ContentLimit: o.ContentLimit, FollowRedirects: o.FollowRedirects, AllowPrivate: o.AllowPrivate,
 		MaxExceptionsPerHost: o.MaxExceptionsPerHost, NoExceptionLimit: o.NoExceptionLimit,
@@ -267,6 +277,12 @@ type FetchResult struct {
 	Interrupted bool
 	// Bytes counts body bytes read from the network.
 	Bytes int64
+	// RetryAfter counts the 429 and 503 answers whose Retry-After the
+	// fetch honoured (fetcher.maxRetryAfter); RetryAfterHosts the hosts
+	// that sent them, by task (each task logs its counts by host), and
+	// RetryAfterSkipped the hosts skipped for the round because they
+	// asked for more than the cap.
+	RetryAfter, RetryAfterHosts, RetryAfterSkipped int64
 	// Counters are the engine's and the job's counters (group "fetch").
 	Counters *mapreduce.Counters
 	// Duration is the job's wall time; PagesPerSecond is Fetched per
@@ -284,11 +300,14 @@ const JobFetch = "fetch"
 // Counter names of the fetch job, besides the fetcher's own (see the
 // fetcher package's Counter constants and the status names).
 const (
-	ctrFetchListRows   = "fetch_list_rows"
-	ctrFetchUnfetched  = "unfetched"
-	ctrFetchTasks      = "tasks"
-	ctrFetchContent    = "content_rows"
-	ctrFetchRedirected = "redirect_targets_fetched"
+	ctrFetchListRows = "fetch_list_rows"
+	// ctrFetchRetryAfterHosts counts, per task, the hosts that answered
+	// 429 or 503 with a Retry-After (the fetcher counts the answers).
+	ctrFetchRetryAfterHosts = "hosts_retry_after"
+	ctrFetchUnfetched       = "unfetched"
+	ctrFetchTasks           = "tasks"
+	ctrFetchContent         = "content_rows"
+	ctrFetchRedirected      = "redirect_targets_fetched"
 	// ctrFetchInterrupted counts the tasks an interrupt ended early.
 	ctrFetchInterrupted = "tasks_interrupted"
 )
@@ -386,6 +405,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	log.Info("fetch done", "segment", o.Segment, "fetched", r.Fetched, "notmodified", r.NotModified,
 		"redirects", r.Redirects, "gone", r.Gone, "retry", r.Retry, "robots_denied", r.RobotsDenied,
 		"skipped", r.Skipped, "refused", r.Refused, "unfetched", r.Unfetched, "bytes", r.Bytes,
+		"retry_after", r.RetryAfter, "retry_after_hosts", r.RetryAfterHosts,
 		"pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond), "duration", r.Duration.Round(time.Millisecond))
 	if r.Interrupted {
 		return r, fmt.Errorf("fetch: %w: kept %d fetched pages in %s; the %d URLs not fetched are recorded as skipped and stay due",
@@ -426,20 +446,23 @@ func (e Env) takeFetchable(fsys storage.FS, segPath, seg string, log *slog.Logge
 func fetchResult(seg string, jr *mapreduce.Result, start time.Time) *FetchResult {
 	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
 	r := &FetchResult{
-		Segment:      seg,
-		Counters:     jr.Counters,
-		Fetched:      g(crawldb.StatusFetchSuccess.String()),
-		NotModified:  g(crawldb.StatusFetchNotModified.String()),
-		Redirects:    g(crawldb.StatusFetchRedirPerm.String()) + g(crawldb.StatusFetchRedirTemp.String()),
-		Gone:         g(crawldb.StatusFetchGone.String()),
-		Retry:        g(crawldb.StatusFetchRetry.String()),
-		RobotsDenied: g(crawldb.StatusFetchRobotsDenied.String()),
-		Skipped:      g(crawldb.StatusFetchSkipped.String()),
-		Refused:      g(crawldb.StatusFetchRefused.String()),
-		Unfetched:    g(ctrFetchUnfetched),
-		Bytes:        g(fetcher.CounterBytes),
-		Interrupted:  g(ctrFetchInterrupted) > 0,
-		Duration:     time.Since(start),
+		Segment:           seg,
+		Counters:          jr.Counters,
+		Fetched:           g(crawldb.StatusFetchSuccess.String()),
+		NotModified:       g(crawldb.StatusFetchNotModified.String()),
+		Redirects:         g(crawldb.StatusFetchRedirPerm.String()) + g(crawldb.StatusFetchRedirTemp.String()),
+		Gone:              g(crawldb.StatusFetchGone.String()),
+		Retry:             g(crawldb.StatusFetchRetry.String()),
+		RobotsDenied:      g(crawldb.StatusFetchRobotsDenied.String()),
+		Skipped:           g(crawldb.StatusFetchSkipped.String()),
+		Refused:           g(crawldb.StatusFetchRefused.String()),
+		Unfetched:         g(ctrFetchUnfetched),
+		Bytes:             g(fetcher.CounterBytes),
+		RetryAfter:        g(fetcher.CounterRetryAfter),
+		RetryAfterHosts:   g(ctrFetchRetryAfterHosts),
+		RetryAfterSkipped: g(fetcher.CounterRetryAfterTooLong),
+		Interrupted:       g(ctrFetchInterrupted) > 0,
+		Duration:          time.Since(start),
 	}
 	r.Failed = r.Retry + r.Gone
 	if s := r.Duration.Seconds(); s > 0 {
@@ -661,6 +684,14 @@ func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, pp *pagePars
 		t.Count(ctrFetchInterrupted, 1)
 	}
 	t.Count(ctrFetchUnfetched, st.Unfetched+rec.skipUnreported())
+	if len(st.RetryAfter) > 0 {
+		// By host, so that an operator sees who asked to slow down.
+		hosts := slices.Sorted(maps.Keys(st.RetryAfter))
+		for _, h := range hosts {
+			t.Log.Info("Retry-After answers", "host", h, "count", st.RetryAfter[h])
+		}
+		t.Count(ctrFetchRetryAfterHosts, int64(len(hosts)))
+	}
 	slices.SortFunc(rec.out, func(a, b segment.Fetch) int { return strings.Compare(a.URL, b.URL) })
 	for i := range rec.out {
 		emit(rec.out[i].URL, fetchRecord{Fetch: &rec.out[i]})

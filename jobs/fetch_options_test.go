@@ -27,6 +27,8 @@ func TestDefaultFetchOptionsAreTheSettings(t *testing.T) {
 		"NoServerDelay":        {d.NoServerDelay, cfg.Duration(config.FetcherServerDelay) == 0},
 		"MaxCrawlDelay":        {d.MaxCrawlDelay, cfg.Duration(config.FetcherMaxCrawlDelay)},
 		"NoCrawlDelayCap":      {d.NoCrawlDelayCap, cfg.Duration(config.FetcherMaxCrawlDelay) < 0},
+		"MaxRetryAfter":        {d.MaxRetryAfter, cfg.Duration(config.FetcherMaxRetryAfter)},
+		"NoRetryAfterCap":      {d.NoRetryAfterCap, cfg.Duration(config.FetcherMaxRetryAfter) < 0},
 		"MaxConnections":       {d.MaxConnections, cfg.Int(config.FetcherMaxConnections)},
 		"ConnectTimeout":       {d.ConnectTimeout, cfg.Duration(config.FetcherConnectTimeout)},
 		"ReadTimeout":          {d.ReadTimeout, cfg.Duration(config.FetcherReadTimeout)},

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -642,6 +645,69 @@ func TestFetchLargePart(t *testing.T) {
 	for u, f := range fetched {
 		if !reflect.DeepEqual(canonical(f.Datum), canonical(fl[u])) {
 			t.Fatalf("%s: datum %+v, fetch list %+v", u, f.Datum, fl[u])
+		}
+	}
+}
+
+// TestFetchRetryAfter: the fetch job passes fetcher.maxRetryAfter to its
+// fetcher and reports the Retry-After answers: one host answering 429
+// with Retry-After 1 is waited for and counted; one asking for more than
+// the cap has its other URL left for a later round.
+func TestFetchRetryAfter(t *testing.T) {
+	var asked atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case r.URL.Path == "/away":
+			w.Header().Set("Retry-After", "600")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case asked.Add(1) == 1:
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><title>ok</title></html>")
+		}
+	})
+	// Two hosts: the same handler on two loopback addresses.
+	var bases []string
+	for _, ip := range []string{"127.0.4.1", "127.0.4.2"} {
+		l, err := net.Listen("tcp", ip+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: handler}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		bases = append(bases, "http://"+l.Addr().String())
+	}
+	env := testEnv(t)
+	urls := []string{bases[0] + "/a", bases[0] + "/b", bases[1] + "/away", bases[1] + "/later"}
+	gen := generateAll(t, env, urls, genNow(), 1)
+	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
+		NoServerDelay: true, AllowPrivate: true, MaxRetryAfter: 30 * time.Second, NoExceptionLimit: true,
+		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, NoProgressLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RetryAfter != 1 || res.RetryAfterSkipped != 1 || res.RetryAfterHosts != 2 {
+		t.Errorf("RetryAfter %d, RetryAfterSkipped %d, RetryAfterHosts %d; want 1, 1, 2",
+			res.RetryAfter, res.RetryAfterSkipped, res.RetryAfterHosts)
+	}
+	fetched, _ := readFetch(t, gen.Segment)
+	want := map[string]crawldb.Status{
+		urls[0]: crawldb.StatusFetchRetry, urls[1]: crawldb.StatusFetchSuccess,
+		urls[2]: crawldb.StatusFetchRetry, urls[3]: crawldb.StatusFetchSkipped,
+	}
+	// The two URLs of the busy host are fetched in either order: one got
+	// the 429.
+	if fetched[urls[0]].Status == crawldb.StatusFetchSuccess {
+		want[urls[0]], want[urls[1]] = crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry
+	}
+	for u, st := range want {
+		if got := fetched[u].Status; got != st {
+			t.Errorf("%s: %v (%s), want %v", u, got, fetched[u].Message, st)
 		}
 	}
 }

@@ -44,6 +44,7 @@ func flagMappings() []flagMapping {
 		{flag: "agent", setting: config.FetcherAgent},
 		{flag: "server-delay", setting: config.FetcherServerDelay},
 		{flag: "max-crawl-delay", setting: config.FetcherMaxCrawlDelay},
+		{flag: "max-retry-after", setting: config.FetcherMaxRetryAfter},
 		{flag: "max-connections", setting: config.FetcherMaxConnections},
 		{flag: "connect-timeout", setting: config.FetcherConnectTimeout},
 		{flag: "read-timeout", setting: config.FetcherReadTimeout},
@@ -89,7 +90,7 @@ func flagMappings() []flagMapping {
 
 // fetchFlags are the setting flags of the fetch job.
 func fetchFlags() []cli.Flag {
-	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-connections", "connect-timeout",
+	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-retry-after", "max-connections", "connect-timeout",
 		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
 		"max-exceptions-per-host", "policy", "queue-mode", "politeness", "no-keep-alive", "throughput-threshold",
 		"throughput-check-after", "throughput-retries")
