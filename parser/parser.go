@@ -40,6 +40,13 @@ const MaxRawLinks = 50000
 // HTML nor plain text.
 var ErrUnsupportedType = errors.New("unsupported content type")
 
+// Types returns the media types Parse parses, in the order of the package
+// doc: HTML (three names), plain text and PDF. Each call returns a new
+// slice.
+func Types() []string {
+	return []string{"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml", "text/plain", "application/pdf"}
+}
+
 // Options configure a Parser. The zero value resolves and normalizes links
 // with the default normalizer, filters nothing and keeps
 // DefaultMaxOutlinks links per page.
@@ -235,6 +242,10 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 		p.parseHTML(res, c.Body, csType, pageURL)
 	case "text/plain":
 		p.parsePlain(res, c.Body, csType)
+	case "application/pdf":
+		if err := p.parsePDF(res, c.Body, pageURL); err != nil {
+			return nil, &Error{URL: c.URL, Err: err}
+		}
 	default:
 		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
 	}

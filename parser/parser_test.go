@@ -373,10 +373,21 @@ func TestContentTypes(t *testing.T) {
 	if r.Title != "X" || r.Text != "Body" {
 		t.Errorf("xhtml: %+v", r)
 	}
+	// A PDF that is not one (here cut short) fails as a PDF.
 	for _, c := range []segment.Content{
 		{URL: "http://h.example/d.pdf", ContentType: "application/pdf", Body: []byte("%PDF-1.4\n...")},
-		{URL: "http://h.example/i", ContentType: "image/png", Body: []byte("\x89PNG\r\n\x1a\n")},
 		{URL: "http://h.example/s", ContentType: "application/octet-stream", Body: []byte("%PDF-1.4\n")},
+	} {
+		_, err := parser.Parse(c, parser.Options{})
+		var pe *parser.Error
+		if err == nil || errors.Is(err, parser.ErrUnsupportedType) || !errors.As(err, &pe) || pe.URL != c.URL || pe.Panic ||
+			!strings.Contains(err.Error(), "pdf") {
+			t.Errorf("%s: err %v, want a PDF error", c.URL, err)
+		}
+	}
+	for _, c := range []segment.Content{
+		{URL: "http://h.example/i", ContentType: "image/png", Body: []byte("\x89PNG\r\n\x1a\n")},
+		{URL: "http://h.example/z", ContentType: "application/zip", Body: []byte("PK\x03\x04")},
 	} {
 		_, err := parser.Parse(c, parser.Options{})
 		var pe *parser.Error
