@@ -177,6 +177,7 @@ const (
 	FetcherConnectTimeout       = "fetcher.connectTimeout"
 	FetcherReadTimeout          = "fetcher.readTimeout"
 	FetcherContentLimit         = "fetcher.contentLimit"
+	FetcherContentTypes         = "fetcher.contentTypes"
 	FetcherFollowRedirects      = "fetcher.followRedirects"
 	FetcherTimeLimit            = "fetcher.timeLimit"
 	FetcherAllowPrivate         = "fetcher.allowPrivate"
@@ -203,6 +204,7 @@ const (
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
 	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
+	ParserEmbeddedLinks       = "parser.embeddedLinks"
 	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
 
 	// The LinkDB (trawl invertlinks, readlinkdb) and link analysis.
@@ -427,6 +429,8 @@ func Settings() []Setting {
 			Doc: "time allowed for a response, from the request to the last byte (http.timeout)"},
 		{Name: FetcherContentLimit, Kind: Size, Default: "1MiB",
 			Doc: "bytes of a body kept, after decoding; longer bodies are truncated and marked so (http.content.limit)"},
+		{Name: FetcherContentTypes, Kind: List, Default: "text/html,application/xhtml+xml,application/vnd.wap.xhtml+xml,text/plain,application/pdf",
+			Doc: "media types whose pages are stored (type/subtype, type/* or */*); a page of another type is recorded fetched, its body neither downloaded nor stored; the default is what the parser parses"},
 		{Name: FetcherFollowRedirects, Kind: Int, Default: "0",
 			Doc: "redirects followed within the fetch; 0 records them for a later round, as Nutch does (http.redirect.max)"},
 		{Name: FetcherTimeLimit, Kind: Duration, Default: "0s",
@@ -477,6 +481,8 @@ func Settings() []Setting {
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},
 		{Name: ParserSignature, Kind: String, Default: "md5", Choices: []string{"md5", "text-profile"},
 			Doc: "signature for change detection: md5 (of the text) or text-profile (ignores trivial edits) (db.signature.class)"},
+		{Name: ParserEmbeddedLinks, Kind: Bool, Default: "false",
+			Doc: "also take the resources a page embeds (img, script, source, video, audio, embed src; link to a style sheet, icon, preload or manifest) as outlinks, as wget --page-requisites; the default suffix filter still refuses images, style sheets and scripts (set urlfilter.suffix=false and fetcher.contentTypes=*/* to fetch and store them)"},
 		{Name: ParserIgnoreInternalLinks, Kind: Bool, Default: "false",
 			Doc: "drop outlinks to the page's own host (db.ignore.internal.links)"},
 		{Name: ParserIgnoreExternalLinks, Kind: Bool, Default: "false",

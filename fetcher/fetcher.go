@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"mime"
 	"net"
@@ -66,6 +67,10 @@ type Result struct {
 	// Retry-After header (0 without one); the run honours it within
 	// Options.MaxRetryAfter before the server's next request.
 	RetryAfter time.Duration
+	// TypeRefused is set on a 200 answer whose media type
+	// (ContentType) is not in Options.ContentTypes: the page was not
+	// stored (Body is nil) and Message says so.
+	TypeRefused bool
 	// Header is the response's header as received (nil without a
 	// response). ContentType is the media type, from the header or, when
 	// it has none, sniffed from the body; ETag and LastModified are the
@@ -164,6 +169,7 @@ const (
 	CounterDuplicates        = "duplicate_urls"
 	CounterThroughputStops   = "throughput_threshold_stops"
 	CounterRetryAfter        = "retry_after_waits"
+	CounterTypeRefused       = "content_type_not_stored"
 	CounterRetryAfterTooLong = "hosts_retry_after_too_long"
 )
 
@@ -904,6 +910,7 @@ type response struct {
 	closed       bool // the connection ended with this response
 	serverClosed bool // the server ended it (Connection: close, HTTP/1.0)
 	keepAlive    bool
+	typeRefused  bool // a 200 of a type not stored: the body was not read
 	elapsed      time.Duration
 }
 
@@ -963,6 +970,11 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	if err != nil {
 		return nil, requestError(reqCtx, err, r.o.ReadTimeout)
 	}
+	if !robots && resp.StatusCode == http.StatusOK && r.o.types != nil {
+		if mt := mediaType(resp.Header.Get("Content-Type")); mt != "" && mt != "application/octet-stream" && !r.o.types.Match(mt) {
+			return r.refuseBody(resp, began), nil
+		}
+	}
 	b, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), resp.ContentLength, limit)
 	resp.Body.Close()
 	r.bytes.Add(b.wire)
@@ -978,6 +990,37 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 		keepAlive:    resp.ProtoAtLeast(1, 1) && !resp.Close,
 		elapsed:      time.Since(began),
 	}, nil
+}
+
+// sniffedType is mt, or for application/octet-stream (a server that did
+// not say) the type sniffed from body, as the parser decides.
+func sniffedType(mt string, body []byte) string {
+	if mt == "application/octet-stream" {
+		return mediaType(http.DetectContentType(body))
+	}
+	return mt
+}
+
+// maxDrain is the most body bytes read of a page that is not stored, so
+// that its connection can serve the next request; a longer body closes
+// the connection instead.
+const maxDrain = 16 << 10
+
+// refuseBody ends a 200 answer whose type is not stored: its body is
+// drained if short, else the connection is closed.
+func (r *run) refuseBody(resp *http.Response, began time.Time) *response {
+	n, _ := io.CopyN(io.Discard, resp.Body, maxDrain+1)
+	resp.Body.Close()
+	r.bytes.Add(n)
+	r.o.Count(CounterBytes, n)
+	closed := resp.Close || n > maxDrain
+	return &response{
+		status: resp.StatusCode, header: resp.Header, body: body{wire: n},
+		closed: closed, serverClosed: resp.Close,
+		keepAlive:   resp.ProtoAtLeast(1, 1) && !resp.Close,
+		elapsed:     time.Since(began),
+		typeRefused: true,
+	}
 }
 
 // readTimeoutError is a request cut off by the read timeout.
@@ -1079,6 +1122,11 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		}
 		if resp.body.decodeErr != nil {
 			res.Message = "content decoding stopped: " + resp.body.decodeErr.Error()
+		}
+		if resp.typeRefused || (r.o.types != nil && !r.o.types.Match(sniffedType(res.ContentType, res.Body))) {
+			res.Body, res.Truncated, res.TypeRefused = nil, false, true
+			res.Message = "content not stored: " + res.ContentType + " is not a stored content type"
+			r.o.Count(CounterTypeRefused, 1)
 		}
 	case res.Code.IsRedirect():
 		loc := resp.header.Get("Location")

@@ -110,6 +110,15 @@ type Options struct {
 	// (a longer body is cut and the result marked Truncated); 0 means
 	// DefaultContentLimit.
 	ContentLimit int64
+	// ContentTypes are the media types whose pages are stored, as
+	// patterns of TypeMatcher ("text/html", "image/*", "*/*"); nil stores
+	// every type. A 200 answer of another type (by its Content-Type
+	// header, or sniffed from the body when it has none) is a
+	// fetch_success without a body (Result.TypeRefused): its body is not
+	// read further than a few KiB (the connection is closed rather than
+	// drained when more is coming), as Nutch keeps only what a parser is
+	// configured for.
+	ContentTypes []string
 	// FollowRedirects is how many redirects in a row are followed within
 	// the fetch: 0 follows none, recording a redirect and leaving its
 	// target to the next round, as Nutch's http.redirect.max = 0 does.
@@ -224,6 +233,9 @@ type Options struct {
 	// AllowPrivate; nil means PrivateAddr. Tests set it to make some
 	// loopback addresses look public.
 	privateAddr func(netip.Addr) bool
+
+	// types is ContentTypes compiled (nil: every type), set by withDefaults.
+	types *TypeMatcher
 }
 
 // refuses reports whether the address guard refuses a.
@@ -270,6 +282,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ContentLimit == 0 {
 		o.ContentLimit = DefaultContentLimit
+	}
+	if o.ContentTypes != nil {
+		m, err := NewTypeMatcher(o.ContentTypes)
+		if err != nil {
+			return o, fmt.Errorf("fetcher: %w", err)
+		}
+		o.types = m
 	}
 	if o.MaxExceptionsPerHost == 0 && !o.NoExceptionLimit {
 		o.MaxExceptionsPerHost = DefaultMaxExceptionsPerHost

@@ -16,6 +16,7 @@ import (
 	"github.com/trawl/trawl/fetcher"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -64,6 +65,12 @@ type FetchOptions struct {
 	// ContentLimit is the most body bytes kept per page, decoded (0:
 	// 1 MiB); longer pages are cut and marked Content.Truncated.
 	ContentLimit int64
+	// ContentTypes are the media types whose pages are stored (patterns
+	// of fetcher.TypeMatcher: "text/html", "image/*", "*/*"); a 200 page
+	// of another type is recorded fetch_success with no content row, its
+	// body not downloaded. Nil means DefaultContentTypes: HTML and what
+	// the parser parses, as Nutch keeps what a parser is configured for.
+	ContentTypes []string
 	// FollowRedirects: 0 records redirects for the next round, as Nutch
 	// does by default; N follows up to N redirects in a row within the
 	// fetch (http.redirect.max).
@@ -148,6 +155,12 @@ type FetchOptions struct {
 // doc has the measurement).
 const DefaultContentCompression = parquetio.ZstdFastest
 
+// DefaultContentTypes returns the content types a FetchOptions without
+// them stores, as of the fetcher.contentTypes setting: the types the
+// parser parses (parser.Types: HTML, plain text, PDF). Each call returns
+// a new slice.
+func DefaultContentTypes() []string { return parser.Types() }
+
 // DefaultFetchPolicy is the crawl scheduling policy of a FetchOptions
 // without one, as of the fetcher.policy setting: capacity (servers by
 // score per second, URLs by score; the fastest in bench/fetch).
@@ -166,6 +179,7 @@ func DefaultFetchOptions() FetchOptions {
 		ConnectTimeout:       fetcher.DefaultConnectTimeout,
 		ReadTimeout:          fetcher.DefaultReadTimeout,
 		ContentLimit:         fetcher.DefaultContentLimit,
+		ContentTypes:         DefaultContentTypes(),
 		MaxExceptionsPerHost: fetcher.DefaultMaxExceptionsPerHost,
 		Policy:               DefaultFetchPolicy,
 		QueueMode:            fetcher.QueueByHost.String(),
@@ -208,6 +222,14 @@ func (o FetchOptions) Validate() error {
 	return nil
 }
 
+// contentTypes returns the content types stored.
+func (o FetchOptions) contentTypes() []string {
+	if o.ContentTypes == nil {
+		return DefaultContentTypes()
+	}
+	return o.ContentTypes
+}
+
 // contentCompression returns the compression of the content files.
 func (o FetchOptions) contentCompression() (parquetio.Compression, error) {
 	if o.ContentCompression == "" {
@@ -247,6 +269,7 @@ func (o FetchOptions) fetcherOptions() (fetcher.Options, error) {
 		MaxRetryAfter: o.MaxRetryAfter, NoRetryAfterCap: o.NoRetryAfterCap,
 		MaxConnections: o.MaxConnections, ConnectTimeout: o.ConnectTimeout, ReadTimeout: o.ReadTimeout,
 		ContentLimit: o.ContentLimit, FollowRedirects: o.FollowRedirects, AllowPrivate: o.AllowPrivate,
+		ContentTypes:         o.contentTypes(),
 		MaxExceptionsPerHost: o.MaxExceptionsPerHost, NoExceptionLimit: o.NoExceptionLimit,
 		DisableKeepAlive:    o.DisableKeepAlive,
 		ThroughputThreshold: o.ThroughputThreshold, ThroughputCheckAfter: o.ThroughputCheckAfter,
@@ -777,7 +800,7 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 		rec.t.Count(ctrFetchRedirected, 1)
 	}
 	rec.out = append(rec.out, fr)
-	if r.Status == crawldb.StatusFetchSuccess {
+	if r.Status == crawldb.StatusFetchSuccess && !r.TypeRefused {
 		rec.content <- fetchedPage{
 			content: &segment.Content{
 				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,

@@ -33,6 +33,7 @@ func TestDefaultFetchOptionsAreTheSettings(t *testing.T) {
 		"ConnectTimeout":       {d.ConnectTimeout, cfg.Duration(config.FetcherConnectTimeout)},
 		"ReadTimeout":          {d.ReadTimeout, cfg.Duration(config.FetcherReadTimeout)},
 		"ContentLimit":         {d.ContentLimit, cfg.Size(config.FetcherContentLimit)},
+		"ContentTypes":         {d.ContentTypes, cfg.List(config.FetcherContentTypes)},
 		"FollowRedirects":      {d.FollowRedirects, cfg.Int(config.FetcherFollowRedirects)},
 		"TimeLimit":            {d.TimeLimit, cfg.Duration(config.FetcherTimeLimit)},
 		"AllowPrivate":         {d.AllowPrivate, cfg.Bool(config.FetcherAllowPrivate)},

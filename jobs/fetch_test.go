@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -708,6 +709,53 @@ func TestFetchRetryAfter(t *testing.T) {
 	for u, st := range want {
 		if got := fetched[u].Status; got != st {
 			t.Errorf("%s: %v (%s), want %v", u, got, fetched[u].Message, st)
+		}
+	}
+}
+
+// TestFetchContentTypes: by default (fetcher.contentTypes: what the
+// parser parses) an image is recorded fetch_success without a content
+// row, and a parsing fetch parses the HTML and PDF pages; "*/*" stores
+// the image too.
+func TestFetchContentTypes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/logo.png":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write([]byte("\x89PNG\r\n\x1a\n...."))
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><title>home</title><img src="/logo.png"></html>`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		types  []string
+		stored int
+	}{{nil, 1}, {[]string{"*/*"}, 2}} {
+		env := testEnv(t)
+		urls := []string{srv.URL + "/", srv.URL + "/logo.png"}
+		gen := generateAll(t, env, urls, genNow(), 1)
+		res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
+			NoServerDelay: true, AllowPrivate: true, ContentTypes: c.types, NoProgressLog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched, _ := readFetch(t, gen.Segment)
+		for _, u := range urls {
+			if fetched[u].Status != crawldb.StatusFetchSuccess {
+				t.Errorf("%v: %s: %v %s", c.types, u, fetched[u].Status, fetched[u].Message)
+			}
+		}
+		content := readParts[segment.Content](t, filepath.Join(gen.Segment, segment.DirContent))
+		if len(content) != c.stored {
+			t.Errorf("%v: %d content rows, want %d", c.types, len(content), c.stored)
+		}
+		refused := res.Counters.Get(JobFetch, "content_type_not_stored")
+		if c.stored == 1 && (refused != 1 || fetched[urls[1]].Message != "content not stored: image/png is not a stored content type") {
+			t.Errorf("default types: %d refused, message %q", refused, fetched[urls[1]].Message)
 		}
 	}
 }

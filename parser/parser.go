@@ -66,6 +66,14 @@ type Options struct {
 	// IgnoreInternalLinks drops outlinks to the page's own host (domain
 	// when Scope is ScopeDomain) (Nutch's db.ignore.internal.links).
 	IgnoreInternalLinks bool
+	// EmbeddedLinks also takes the resources a page embeds as outlinks, as
+	// wget --page-requisites fetches them: img, script, source, video,
+	// audio and embed [src], and link[href] of a style sheet, icon,
+	// preload or manifest. Their URLs then pass the outlink checks like
+	// any link (the default suffix filter refuses images, style sheets
+	// and scripts, as Nutch's does). False takes navigational links only,
+	// as Nutch's default URL filters leave them.
+	EmbeddedLinks bool
 	// MaxOutlinks caps the outlinks kept per page; 0 means
 	// DefaultMaxOutlinks, a negative value no cap.
 	MaxOutlinks int

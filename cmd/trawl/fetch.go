@@ -124,6 +124,7 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		ConnectTimeout:       cfg.Duration(config.FetcherConnectTimeout),
 		ReadTimeout:          cfg.Duration(config.FetcherReadTimeout),
 		ContentLimit:         cfg.Size(config.FetcherContentLimit),
+		ContentTypes:         cfg.List(config.FetcherContentTypes),
 		FollowRedirects:      cfg.Int(config.FetcherFollowRedirects),
 		TimeLimit:            cfg.Duration(config.FetcherTimeLimit),
 		AllowPrivate:         cfg.Bool(config.FetcherAllowPrivate),

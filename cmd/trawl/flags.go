@@ -49,6 +49,7 @@ func flagMappings() []flagMapping {
 		{flag: "connect-timeout", setting: config.FetcherConnectTimeout},
 		{flag: "read-timeout", setting: config.FetcherReadTimeout},
 		{flag: "content-limit", setting: config.FetcherContentLimit},
+		{flag: "content-types", setting: config.FetcherContentTypes},
 		{flag: "follow-redirects", setting: config.FetcherFollowRedirects},
 		{flag: "time-limit", setting: config.FetcherTimeLimit},
 		{flag: "allow-private", setting: config.FetcherAllowPrivate},
@@ -71,6 +72,7 @@ func flagMappings() []flagMapping {
 		{flag: "signature", setting: config.ParserSignature},
 		{flag: "scope", setting: config.URLFilterScope},
 		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
+		{flag: "embedded-links", setting: config.ParserEmbeddedLinks},
 		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
 		{flag: "linkdb", setting: config.LinkDBUpdate},
 		{flag: "scoring", setting: config.ScoringName},
@@ -91,14 +93,14 @@ func flagMappings() []flagMapping {
 // fetchFlags are the setting flags of the fetch job.
 func fetchFlags() []cli.Flag {
 	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-retry-after", "max-connections", "connect-timeout",
-		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
+		"read-timeout", "content-limit", "content-types", "follow-redirects", "time-limit", "allow-private", "dns-server",
 		"max-exceptions-per-host", "policy", "queue-mode", "politeness", "no-keep-alive", "throughput-threshold",
 		"throughput-check-after", "throughput-retries")
 }
 
 // parseFlags are the setting flags of the parse job.
 func parseFlags() []cli.Flag {
-	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "parse-truncated")
+	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "embedded-links", "parse-truncated")
 }
 
 // settingFlags makes the flags called names (see settingFlag).
