@@ -78,8 +78,9 @@ type SitemapOptions struct {
 	Now time.Time
 	// Schedule gives new URLs their interval when the sitemap gives none.
 	Schedule ScheduleOptions
-	// Filters are applied to every sitemap URL after normalization, as
-	// inject applies them to seeds.
+	// Filters are applied to every URL a sitemap lists after
+	// normalization, as inject applies them to seeds (not to the
+	// sitemaps' own URLs, which are only normalized).
 	Filters URLFilterOptions
 	// Fetch supplies the fetching settings: Agent (required), the server
 	// delay, the robots.txt Crawl-delay cap, the timeouts, AllowPrivate
@@ -220,8 +221,7 @@ func Sitemap(ctx context.Context, env Env, o SitemapOptions) (res *SitemapResult
 	if err != nil {
 		return nil, fmt.Errorf("sitemap: %w", err)
 	}
-	filters, err := fspec.filters()
-	if err != nil {
+	if _, err := fspec.filters(); err != nil { // the rules parse, before anything is locked
 		return nil, fmt.Errorf("sitemap: %w", err)
 	}
 	lock, err := env.lockRecovered(cp, JobSitemap, log)
@@ -242,7 +242,7 @@ func Sitemap(ctx context.Context, env Env, o SitemapOptions) (res *SitemapResult
 		return nil, fmt.Errorf("sitemap: create %s: %w", tmpURI, err)
 	}
 	urlsFile := path.Join(tmpPath, "sitemap-urls.parquet")
-	if err := readSitemapURLs(ctx, env, o.SitemapURLs, filters, cp.fs, urlsFile, res, log); err != nil {
+	if err := readSitemapURLs(ctx, env, o.SitemapURLs, cp.fs, urlsFile, res, log); err != nil {
 		return nil, fmt.Errorf("sitemap: %w", err)
 	}
 	if len(o.SitemapURLs) > 0 && res.SitemapURLs == 0 && !o.FromRobots {
@@ -307,9 +307,10 @@ type sitemapURLRow struct {
 
 // readSitemapURLs reads the sitemap URL files into a Parquet file of
 // sitemapURLRow (always written, possibly empty): each line's first field,
-// normalized and filtered; bad lines are logged (the first 20 in detail)
-// and counted.
-func readSitemapURLs(ctx context.Context, env Env, files []string, filters urlutil.Filters, fsys storage.FS, out string,
+// normalized; bad lines are logged (the first 20 in detail) and counted.
+// The URL filters are for the pages the sitemaps list, not for the
+// sitemaps themselves (whose ".gz" names the suffix filter would refuse).
+func readSitemapURLs(ctx context.Context, env Env, files []string, fsys storage.FS, out string,
 	res *SitemapResult, log interface{ Warn(string, ...any) }) (err error) {
 	f, err := fsys.Create(out)
 	if err != nil {
@@ -361,12 +362,6 @@ func readSitemapURLs(ctx context.Context, env Env, files []string, filters urlut
 			if u, _ := url.Parse(n); u == nil || (u.Scheme != "http" && u.Scheme != "https") {
 				bad(file, no, "not an http or https URL")
 				continue
-			}
-			if filters != nil {
-				if ok, reason := filters.Filter(n); !ok {
-					bad(file, no, "rejected by filter "+reason)
-					continue
-				}
 			}
 			rows = append(rows, sitemapURLRow{URL: n})
 		}
