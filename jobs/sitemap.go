@@ -224,6 +224,15 @@ func Sitemap(ctx context.Context, env Env, o SitemapOptions) (res *SitemapResult
 	if _, err := fspec.filters(); err != nil { // the rules parse, before anything is locked
 		return nil, fmt.Errorf("sitemap: %w", err)
 	}
+	created, err := missingDirs(cp.fs, cp.dbPath, path.Dir(cp.dbPath))
+	if err != nil {
+		return nil, fmt.Errorf("sitemap: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			removeEmptyDirs(cp.fs, created, log)
+		}
+	}()
 	lock, err := env.lockRecovered(cp, JobSitemap, log)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/urlutil"
 )
 
 // sitemapSite is a loopback site whose robots.txt names a sitemap index
@@ -73,6 +74,8 @@ func (s *sitemapSite) serve(w http.ResponseWriter, r *http.Request) {
 		zw := gzip.NewWriter(&b)
 		fmt.Fprintf(zw, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>%[1]s/hidden/three.html</loc><lastmod>2026-02-03T04:05:06Z</lastmod><changefreq>weekly</changefreq><priority>0.3</priority></url>
+<url><loc>%[1]s/files/archive.zip</loc></url>
+<url><loc>%[1]s/hidden/./../hidden/four.html#top</loc></url>
 </urlset>`, base)
 		_ = zw.Close()
 		w.Header().Set("Content-Type", "application/x-gzip")
@@ -110,13 +113,17 @@ func TestSitemapFromRobotsIndexGzip(t *testing.T) {
 	site := newSitemapSite(t)
 	env, o := sitemapEnv(t, site)
 	before := readDB(t, env)[site.URL+"/"]
+	o.Filters = URLFilterOptions{Options: urlutil.DefaultFilterOptions()}
 	res, err := Sitemap(context.Background(), env, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db := readDB(t, env)
-	if len(db) != 4 {
+	if len(db) != 5 {
 		t.Fatalf("CrawlDB has %d rows: %v", len(db), db)
+	}
+	if four, ok := db[site.URL+"/hidden/four.html"]; !ok || four.Score != 0.5 {
+		t.Errorf("four.html, normalized: %+v", four)
 	}
 	day := int32(86400)
 	one := db[site.URL+"/hidden/one.html"]
@@ -136,9 +143,9 @@ func TestSitemapFromRobotsIndexGzip(t *testing.T) {
 	if home := db[site.URL+"/"]; home.Score != before.Score || home.FetchInterval != before.FetchInterval {
 		t.Errorf("the existing home page changed: %+v, was %+v", home, before)
 	}
-	want := SitemapResult{Hosts: 1, Fetched: 3, RobotsDenied: 1, OffHost: 2, Listed: 4, OutOfScope: 1, Added: 3, Existing: 1, Total: 4}
+	want := SitemapResult{Hosts: 1, Fetched: 3, RobotsDenied: 1, OffHost: 2, Listed: 6, Refused: 1, OutOfScope: 1, Added: 4, Existing: 1, Total: 5}
 	got := SitemapResult{Hosts: res.Hosts, Fetched: res.Fetched, Failed: res.Failed, RobotsDenied: res.RobotsDenied, OffHost: res.OffHost,
-		Listed: res.Listed, OutOfScope: res.OutOfScope, Added: res.Added, Existing: res.Existing, Total: res.Total}
+		Listed: res.Listed, Refused: res.Refused, OutOfScope: res.OutOfScope, Added: res.Added, Existing: res.Existing, Total: res.Total}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("result\n%+v\nwant\n%+v", got, want)
 	}
@@ -184,7 +191,7 @@ func TestSitemapSettingsOffAndOverwrite(t *testing.T) {
 	if d := db[site.URL+"/hidden/one.html"]; d.Score != 0.9 || d.FetchInterval != 86400 {
 		t.Errorf("one.html overwritten: %+v", d)
 	}
-	if res.Added != 0 || res.Existing != 4 || res.Updated != 4 {
+	if res.Added != 0 || res.Existing != 6 || res.Updated != 6 {
 		t.Errorf("overwrite run: %+v", res)
 	}
 }
@@ -263,6 +270,9 @@ func TestSitemapNothingToRead(t *testing.T) {
 	o := SitemapOptions{FromRobots: true, Fetch: FetchOptions{Agent: "x"}}
 	if _, err := Sitemap(context.Background(), env, o); !errors.Is(err, ErrNoSitemaps) {
 		t.Errorf("empty CrawlDB: %v", err)
+	}
+	if _, err := os.Stat(env.Crawl); !os.IsNotExist(err) {
+		t.Errorf("a failed run on no crawl left its directory: %v", err)
 	}
 	list := filepath.Join(t.TempDir(), "s.txt")
 	writeFile(t, list, "nothing here\n")

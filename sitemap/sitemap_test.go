@@ -277,3 +277,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseFullGzip parses a gzipped sitemap of the protocol's
+// 50,000 URLs, each with all its fields.
+func BenchmarkParseFullGzip(b *testing.B) {
+	var x bytes.Buffer
+	fmt.Fprint(&x, `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">`)
+	for i := range MaxURLs {
+		fmt.Fprintf(&x, "<url><loc>http://example.com/dir/page-%d.html</loc><lastmod>2026-01-02T03:04:05+01:00</lastmod><changefreq>weekly</changefreq><priority>0.%d</priority></url>\n", i, i%10)
+	}
+	fmt.Fprint(&x, `</urlset>`)
+	body := gz(b, x.String())
+	loc := mustURL(b, "http://example.com/dir/sitemap.xml.gz")
+	b.ReportMetric(float64(x.Len()), "xml-bytes")
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := Parse(loc, "application/x-gzip", bytes.NewReader(body), Options{Strict: true})
+		if err != nil || len(res.URLs) != MaxURLs {
+			b.Fatal(err)
+		}
+	}
+}
