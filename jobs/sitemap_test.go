@@ -310,3 +310,40 @@ func assertNoTempDirs(t *testing.T, env Env) {
 		}
 	}
 }
+
+// TestSitemapRobotsRules: a robots.txt Crawl-delay above the cap and a
+// robots.txt answering 503 leave their hosts' sitemaps unread, as the
+// fetcher leaves such hosts for the round.
+func TestSitemapRobotsRules(t *testing.T) {
+	var mu sync.Mutex
+	sitemapHits := 0
+	handler := func(robots func(w http.ResponseWriter)) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/robots.txt" {
+				robots(w)
+				return
+			}
+			mu.Lock()
+			sitemapHits++
+			mu.Unlock()
+			fmt.Fprint(w, "http://127.0.0.1/x\n")
+		}
+	}
+	slow := httptest.NewServer(handler(func(w http.ResponseWriter) {
+		fmt.Fprint(w, "User-agent: *\nCrawl-delay: 100\nSitemap: /s.txt\n")
+	}))
+	defer slow.Close()
+	down := httptest.NewServer(handler(func(w http.ResponseWriter) { http.Error(w, "busy", http.StatusServiceUnavailable) }))
+	defer down.Close()
+	env := testEnv(t)
+	list := filepath.Join(t.TempDir(), "sitemaps.txt")
+	writeFile(t, list, slow.URL+"/s.txt\n"+down.URL+"/s.txt\n")
+	o := SitemapOptions{SitemapURLs: []string{list}, Fetch: FetchOptions{Agent: "t", AllowPrivate: true, NoServerDelay: true, MaxCrawlDelay: time.Second}}
+	res, err := Sitemap(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sitemapHits != 0 || res.Fetched != 0 || res.Failed != 2 || res.Counters.Get(JobSitemap, ctrSMHostsSkipped) != 2 {
+		t.Errorf("%d sitemap requests; %+v", sitemapHits, res)
+	}
+}

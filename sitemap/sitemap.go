@@ -229,7 +229,7 @@ func Parse(loc *url.URL, contentType string, r io.Reader, o Options) (*Result, e
 	// One byte past the limit tells a file of exactly MaxBytes from a
 	// longer one; the parsers never see it.
 	cr := &countingReader{r: io.LimitReader(in, maxBytes+1), limit: maxBytes}
-	p := &parser{loc: loc, o: o, res: res, maxURLs: maxURLs}
+	p := &parser{loc: loc, o: o, res: res, maxURLs: maxURLs, cr: cr}
 	body := bufio.NewReader(cr)
 	first, err := firstByte(body)
 	if err != nil {
@@ -325,7 +325,12 @@ type parser struct {
 	res       *Result
 	maxURLs   int
 	cutBySize bool
+	cr        *countingReader
 }
+
+// sizeCut reports whether the input was cut at the size limit (known
+// once the parser has read to the end of what it was given).
+func (p *parser) sizeCut() bool { return p.cr != nil && p.cr.over }
 
 // full reports whether the URL limit is reached, noting the cut.
 func (p *parser) full() bool {
@@ -336,28 +341,29 @@ func (p *parser) full() bool {
 	return true
 }
 
-// parseText reads a plain-text sitemap: one URL a line.
+// parseText reads a plain-text sitemap: one URL a line. A last line
+// without its newline in a file cut at the size limit is dropped: it may
+// be a URL cut short.
 func (p *parser) parseText(r *bufio.Reader) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), MaxURLLength*4)
 	lines := 0
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
+	for {
+		raw, err := r.ReadString('\n')
+		if err != nil && err != io.EOF {
+			return err
 		}
-		lines++
-		if p.full() {
+		if err == io.EOF && p.sizeCut() {
 			return nil
 		}
-		p.addURL(Entry{URL: line, Priority: DefaultPriority})
-	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			p.res.Cut = fmt.Sprintf("stopped at a line longer than %d bytes; kept the %d URLs before it", MaxURLLength*4, len(p.res.URLs))
-			return nil
+		if line := strings.TrimSpace(raw); line != "" {
+			lines++
+			if p.full() {
+				return nil
+			}
+			p.addURL(Entry{URL: line, Priority: DefaultPriority})
 		}
-		return err
+		if err == io.EOF {
+			break
+		}
 	}
 	if lines > 0 && len(p.res.URLs) == 0 && p.res.OutOfScope == 0 {
 		return fmt.Errorf("%w: a text file whose %d lines hold no absolute http or https URL", ErrNotSitemap, lines)

@@ -214,7 +214,16 @@ func TestParseSizeLimitOnDecompressedStream(t *testing.T) {
 	}
 	res, err = Parse(mustURL(t, "http://example.com/s.txt"), "", strings.NewReader(txt.String()), Options{MaxBytes: 1000})
 	if err != nil || res.Cut == "" || len(res.URLs) == 0 || len(res.URLs) > 60 {
-		t.Errorf("text: %v %q %d", err, res.Cut, len(res.URLs))
+		t.Fatalf("text: %v %q %d", err, res.Cut, len(res.URLs))
+	}
+	// The line cut by the limit is not taken for a shorter URL.
+	for i, e := range res.URLs {
+		if want := fmt.Sprintf("http://example.com/t%d", i); e.URL != want {
+			t.Errorf("text URL %d: %q, want %q", i, e.URL, want)
+		}
+	}
+	if n := strings.Count(txt.String()[:1000], "\n"); len(res.URLs) != n {
+		t.Errorf("text: %d URLs kept, want the %d whole lines", len(res.URLs), n)
 	}
 }
 
