@@ -238,6 +238,9 @@ func (f *sitemapFetcher) host(ctx context.Context, h sitemapHostRow) {
 		for _, s := range robotsSitemaps {
 			t.Count(ctrSMFromRobots, 1)
 			u, err := url.Parse(strings.TrimSpace(s))
+			if err == nil && !u.IsAbs() {
+				u = origin.ResolveReference(u) // RFC 9309 wants absolute URLs; a relative one is taken from the host's root
+			}
 			if err != nil || !sitemap.SameHost(origin, u) || (u.Scheme != "http" && u.Scheme != "https") {
 				log.Info("sitemap: robots.txt names a sitemap on another host; refused", "sitemap", urlutil.Redact(s))
 				t.Count(ctrSMOffHost, 1)

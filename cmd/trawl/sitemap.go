@@ -9,7 +9,7 @@ import (
 
 func sitemapCommand(sio *stdio) *cli.Command {
 	flags := []cli.Flag{
-		&cli.BoolFlag{Name: "from-robots", Usage: "read the sitemaps named by the robots.txt (Sitemap: lines) of every host of the CrawlDB (default: on without --sitemap-urls, as Nutch's HostDB mode)"},
+		&cli.BoolFlag{Name: "from-robots", Usage: "read the sitemaps named by the robots.txt (Sitemap: lines) of every host of the CrawlDB (default: on without --sitemap-urls, as Nutch's HostDB mode)", DisableDefaultText: true},
 		nowFlagDef("new URLs are due from"),
 		forceFlag(),
 	}
@@ -35,8 +35,8 @@ directory, or its whole host for a sitemap named in robots.txt) is refused
 unless --no-strict; a sitemap on another host than its robots.txt or index is
 refused. Fetching is polite as in fetch: the crawler's name (--agent),
 robots.txt honoured for every sitemap, --server-delay between two requests to
-a host, private addresses refused unless --allow-private. URLs are normalized
-and filtered as inject does (urlfilter.* settings).
+a host, private addresses refused unless --allow-private. The URLs listed are
+normalized and filtered as inject does a seed (urlfilter.* settings).
 
 The CrawlDB is locked while sitemap runs; a failure leaves it as it was. A
 sitemap that cannot be fetched or parsed is logged and counted, not an error.
