@@ -16,12 +16,16 @@
 //     URLs; 0.5 when absent).
 //   - An XML <sitemapindex> of <sitemap> elements, each with the <loc> of
 //     another sitemap (and an optional <lastmod>): a site with more URLs
-//     than one file may hold lists several sitemaps in an index.
+//     than one file may hold splits them over several sitemaps and lists
+//     those in an index. An index may not list indexes.
 //   - A plain-text file with one absolute URL a line and nothing else.
 //
-// Any of them may be gzip-compressed; Parse recognises that by the
-// content type (application/gzip, application/x-gzip), a name ending in
-// ".gz" or the gzip magic bytes 1f 8b. One sitemap file lists at most
+// Any of them may be gzip-compressed. The content type (application/gzip,
+// application/x-gzip) or a name ending in ".gz" says so (Result.Labelled),
+// and the gzip magic bytes 1f 8b decide: Parse decompresses a file that
+// starts with them, however it is labelled, and reads a labelled file
+// without them as it is (an HTTP client or proxy decompressed it on the
+// way, undoing a Content-Encoding). One sitemap file lists at most
 // 50,000 URLs and is at most 50 MB (52,428,800 bytes) uncompressed: Parse
 // reads the decompressed stream up to that size and no further, keeps
 // at most that many URLs, and says in Result.Cut what it cut.
@@ -89,6 +93,7 @@ const (
 	Index
 )
 
+// String returns the kind's root element name.
 func (k Kind) String() string {
 	if k == Index {
 		return "sitemapindex"
