@@ -156,6 +156,17 @@ const (
 	InjectScore            = "inject.score"
 	InjectMaxReportedLines = "inject.maxReportedLines"
 
+	// Sitemaps (trawl sitemap, crawl --sitemaps).
+	SitemapURLs       = "sitemap.urls"
+	SitemapLastMod    = "sitemap.lastmod"
+	SitemapChangeFreq = "sitemap.changefreq"
+	SitemapPriority   = "sitemap.priority"
+	SitemapStrict     = "sitemap.strict"
+	SitemapOverwrite  = "sitemap.overwriteExisting"
+	SitemapMaxDepth   = "sitemap.maxDepth"
+	SitemapThreads    = "sitemap.threads"
+	SitemapInCrawl    = "sitemap.inCrawl"
+
 	GenerateTopN          = "generate.topN"
 	GenerateMaxPerHost    = "generate.maxPerHost"
 	GenerateCountMode     = "generate.countMode"
@@ -388,6 +399,25 @@ func Settings() []Setting {
 			Doc: "score of an injected URL without a score= field (db.score.injected); must be > 0"},
 		{Name: InjectMaxReportedLines, Kind: Int, Default: "20",
 			Doc: "bad seed lines logged with file:line and reason; the rest are only counted"},
+
+		{Name: SitemapURLs, Kind: List, Default: "",
+			Doc: "files of sitemap URLs, one a line, for trawl sitemap and crawl --sitemaps (Nutch's -sitemapUrls)"},
+		{Name: SitemapLastMod, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <lastmod> becomes the modified time of the URLs it adds"},
+		{Name: SitemapChangeFreq, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <changefreq> becomes the fetch interval of the URLs it adds (always 1s, hourly, daily, weekly, monthly 30d, yearly 365d, never)"},
+		{Name: SitemapPriority, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <priority> (0.5 when absent) becomes the score of the URLs it adds; false gives them inject.score"},
+		{Name: SitemapStrict, Kind: Bool, Default: "true",
+			Doc: "refuse sitemap URLs outside the sitemap's scope: its host and directory, or its whole host for a sitemap named in robots.txt (Nutch's sitemap strict parsing)"},
+		{Name: SitemapOverwrite, Kind: Bool, Default: "false",
+			Doc: "a sitemap sets the modified time, interval and score of URLs already in the CrawlDB too (sitemap.url.overwrite.existing)"},
+		{Name: SitemapMaxDepth, Kind: Int, Default: "2",
+			Doc: "sitemap nesting followed: 1 reads the named sitemaps only, 2 also the sitemaps of a named index"},
+		{Name: SitemapThreads, Kind: Int, Default: "8",
+			Doc: "hosts whose sitemaps one task reads at once (each host one request at a time, with fetcher.serverDelay between)"},
+		{Name: SitemapInCrawl, Kind: Bool, Default: "false",
+			Doc: "crawl reads the sitemaps of the seed hosts' robots.txt (and sitemap.urls) after the first inject, as Nutch's crawl script does with -sm"},
 
 		{Name: GenerateTopN, Kind: Int, Default: "0",
 			Doc: "most URLs in one fetch list, best scores first; 0 means no limit"},

@@ -58,6 +58,13 @@ type CrawlOptions struct {
 	// nor a recorded round gives the time (the epoch of a synthetic web);
 	// it turns simulated time on like Now does.
 	Start time.Time
+	// Sitemaps runs Sitemap with the Sitemap options after the inject of
+	// Seeds (round 1 of a new crawl), FromRobots set: the sitemaps the
+	// robots.txt of the CrawlDB's hosts name, and those of
+	// Sitemap.SitemapURLs, so that pages no link reaches are crawled too
+	// (Nutch's crawl script with -sm). It needs Seeds.
+	Sitemaps bool
+	Sitemap  SitemapOptions
 	// The options of the jobs a round runs.
 	Inject   InjectOptions
 	Generate GenerateOptions
@@ -117,6 +124,16 @@ func (o CrawlOptions) Validate() error {
 		inj.Seeds = o.Seeds
 		if err := inj.Validate(); err != nil {
 			return fmt.Errorf("inject: %w", err)
+		}
+	}
+	if o.Sitemaps {
+		sm := o.Sitemap
+		sm.FromRobots = true
+		if len(o.Seeds) == 0 {
+			return errors.New("sitemaps: the sitemap step runs after the inject of the seeds; give seeds")
+		}
+		if err := sm.Validate(); err != nil {
+			return fmt.Errorf("sitemap: %w", err)
 		}
 	}
 	fetch, parse := o.Fetch, o.Parse
@@ -199,6 +216,8 @@ type RoundResult struct {
 type CrawlResult struct {
 	// Inject is the inject's result (nil without seeds).
 	Inject *InjectResult
+	// Sitemap is the sitemap step's result (nil without Sitemaps).
+	Sitemap *SitemapResult
 	// Rounds are the rounds run, in order.
 	Rounds []RoundResult
 	// Discarded lists the half-done segments removed because they could
@@ -477,6 +496,15 @@ func (c *crawler) run(ctx context.Context, halfDone []segmentInfo) error {
 			return fmt.Errorf("crawl: %w", err)
 		}
 		c.res.Inject = r
+		if c.o.Sitemaps {
+			sm := c.o.Sitemap
+			sm.FromRobots, sm.Now = true, in.Now
+			r, err := Sitemap(ctx, c.env, sm)
+			if err != nil {
+				return fmt.Errorf("crawl: %w", err)
+			}
+			c.res.Sitemap = r
+		}
 	}
 	for _, si := range halfDone {
 		if !c.more() {

@@ -32,6 +32,8 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[rankNodes](r)
 	mapreduce.Register[rankIterate](r)
 	mapreduce.Register[rankScore](r)
+	mapreduce.Register[sitemapHostsJob](r)
+	mapreduce.Register[sitemapJob](r)
 	return r
 }
 

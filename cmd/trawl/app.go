@@ -140,6 +140,7 @@ func newApp(sio *stdio) *cli.App {
 		},
 		Commands: []*cli.Command{
 			injectCommand(sio),
+			sitemapCommand(sio),
 			generateCommand(sio),
 			fetchCommand(sio),
 			parseCommand(sio),

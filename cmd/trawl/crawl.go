@@ -87,6 +87,7 @@ Examples:
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
    trawl crawl --simweb --rounds 3 --linkdb                # keep crawl/linkdb current (trawl invertlinks each round)
    trawl crawl --simweb --rounds 3 --scoring linkrank      # score pages by PageRank over the LinkDB, not OPIC
+   trawl crawl --seeds urls.txt --agent mybot --sitemaps    # also the pages the seed hosts' robots.txt sitemaps list
    trawl crawl --seeds urls.txt --agent mybot --topic astronomy.txt --topN 500 --rounds 10   # a focused crawl
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
@@ -126,6 +127,8 @@ func crawlFlags() []cli.Flag {
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	flags = append(flags, settingFlag("parse-job"))
+	flags = append(flags, settingFlags("sitemaps", "sitemap-urls", "no-lastmod", "no-changefreq", "no-priority", "no-strict",
+		"sitemap-overwrite", "sitemap-depth", "sitemap-threads")...)
 	flags = append(flags, focusFlags()...)
 	return flags
 }
@@ -268,6 +271,10 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	}
 	o.Fetch, err = s.fetchOptions(defaultAgent)
 	o.ParseJob = !s.cfg.Bool(config.FetcherParseInCrawl)
+	if err == nil && s.cfg.Bool(config.SitemapInCrawl) {
+		o.Sitemaps = true
+		o.Sitemap, err = s.sitemapOptions(defaultAgent)
+	}
 	return err
 }
 

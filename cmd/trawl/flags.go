@@ -87,6 +87,19 @@ func flagMappings() []flagMapping {
 		{flag: "ignore-internal-domain", setting: config.LinkDBIgnoreInternalDomain},
 		{flag: "parse-truncated", setting: config.ParserSkipTruncated, constant: "false",
 			usage: "parse pages cut at the content limit too (their text and links are partial)"},
+		{flag: "sitemap-urls", setting: config.SitemapURLs, usage: "a file of sitemap URLs, one a line (repeatable)"},
+		{flag: "no-lastmod", setting: config.SitemapLastMod, constant: "false",
+			usage: "leave the sitemaps' <lastmod> unused (no modified time)"},
+		{flag: "no-changefreq", setting: config.SitemapChangeFreq, constant: "false",
+			usage: "leave the sitemaps' <changefreq> unused (the schedule's interval)"},
+		{flag: "no-priority", setting: config.SitemapPriority, constant: "false",
+			usage: "leave the sitemaps' <priority> unused (new URLs get inject.score)"},
+		{flag: "no-strict", setting: config.SitemapStrict, constant: "false",
+			usage: "accept sitemap URLs outside the sitemap's scope (Nutch's -noStrict)"},
+		{flag: "sitemap-overwrite", setting: config.SitemapOverwrite},
+		{flag: "sitemap-depth", setting: config.SitemapMaxDepth},
+		{flag: "sitemap-threads", setting: config.SitemapThreads},
+		{flag: "sitemaps", setting: config.SitemapInCrawl},
 	}
 }
 
