@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/trawl/trawl/internal/jsonrec"
@@ -34,15 +33,18 @@ type DumpFilter struct {
 	Limit int64
 }
 
-// NewDumpFilter builds a filter from readdb dump's flags: a status name
-// (db_fetched, ...; empty for any), a regular expression on the URL (empty
+// NewDumpFilter builds a filter from readdb dump's flags: a db_* status by
+// name or number (db_fetched or 2, ...; empty for any), a regular expression on the URL (empty
 // for any) and a limit (0 for none).
 func NewDumpFilter(status, regex string, limit int64) (DumpFilter, error) {
 	var f DumpFilter
 	if status != "" {
-		s, err := ParseStatus(strings.ToLower(status))
+		s, err := ParseStatus(status)
 		if err != nil {
 			return f, fmt.Errorf("crawldb: dump --status: %w", err)
+		}
+		if !s.IsDB() {
+			return f, fmt.Errorf("crawldb: dump --status %s: the CrawlDB holds only the db_* statuses (1 to 8)", s)
 		}
 		f.Status = s
 	}
@@ -271,6 +273,7 @@ type jsonDatum struct {
 	URL           string            `json:"url"`
 	Host          string            `json:"host"`
 	Status        string            `json:"status"`
+	StatusCode    uint8             `json:"status_code"`
 	FetchTime     *string           `json:"fetch_time"`
 	PrevFetchTime *string           `json:"prev_fetch_time"`
 	ModifiedTime  *string           `json:"modified_time"`
@@ -323,7 +326,7 @@ func optTime(t time.Time) *string {
 }
 
 // MarshalDatumJSON encodes d as one JSON object whose keys are the
-// Parquet column names: the status by name, times as RFC 3339 UTC (null
+// Parquet column names: the status by name, its number as status_code, times as RFC 3339 UTC (null
 // for never), the signature as hex (null if none), features as an object
 // with their column names.
 func MarshalDatumJSON(d *Datum) ([]byte, error) {
@@ -337,7 +340,7 @@ var datumEncoder = jsonrec.New[jsonDatum](jsonrec.Options{EscapeHTML: true})
 // appendDatumJSON appends the MarshalDatumJSON object of d to b.
 func appendDatumJSON(b []byte, d *Datum) []byte {
 	j := jsonDatum{
-		URL: d.URL, Host: d.Host, Status: d.Status.String(),
+		URL: d.URL, Host: d.Host, Status: d.Status.String(), StatusCode: uint8(d.Status),
 		FetchTime: optTime(d.FetchTime), PrevFetchTime: optTime(d.PrevFetchTime),
 		ModifiedTime: optTime(d.ModifiedTime), GenerateTime: optTime(d.GenerateTime),
 		FetchInterval: d.FetchInterval, FixedInterval: d.FixedInterval, Retries: d.Retries,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/crawldb"
 )
 
 func readdbCommand(sio *stdio) *cli.Command {
@@ -15,7 +17,13 @@ Examples:
    trawl readdb dump --format csv --status db_unfetched --limit 10
    trawl readdb url https://example.com/
    trawl readdb top 20
-   trawl readdb clusters`,
+   trawl readdb clusters
+
+Statuses: the CrawlDB holds the db_* ones; segments hold the fetch_* ones
+(crawl_fetch) and signature, linked and parse_metadata (crawl_parse). The
+numbers are Nutch's CrawlDatum codes (fetch_skipped, fetch_refused and
+fetch_robots_denied are trawl's). Dumps print both; --status takes either.
+` + crawldb.StatusHelp("   "),
 		Subcommands: []*cli.Command{
 			readdbStatsCommand(sio),
 			readdbDumpCommand(sio),
@@ -33,15 +41,17 @@ func readdbStatsCommand(sio *stdio) *cli.Command {
 		Usage: "counts by status, score and interval statistics",
 		Description: `Prints the number of URLs by status, score, fetch interval and retry
 statistics, schedule sources and the number of hosts, in the style of Nutch's
-readdb -stats. --sort adds the URL count of every host; --json prints the same
-as one JSON object.
+readdb -stats, each status by number and name. --sort, as Nutch's
+readdb -stats -sort, follows each status line with the URL count of every
+host that has URLs of that status, hosts in name order; --json prints the same
+as one JSON object (per_host in host name order).
 
 Examples:
    trawl --crawl ./crawl readdb stats
    trawl readdb stats --sort
    trawl readdb stats --json | jq .status`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "sort", Usage: "also list URL counts per host, largest first"},
+			&cli.BoolFlag{Name: "sort", Usage: "under each status, list the URL count of every host, in host name order"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
@@ -65,7 +75,7 @@ Examples:
    trawl readdb dump --format parquet --output crawldb.parquet`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line) or parquet"},
-			&cli.StringFlag{Name: "status", Usage: "only rows with status `S` (db_unfetched, db_fetched, ...)"},
+			&cli.StringFlag{Name: "status", Usage: "only rows with status `S`, a name or number (db_unfetched or 1, db_fetched or 2, ...; see trawl readdb --help)"},
 			&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
 			&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},

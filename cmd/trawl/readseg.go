@@ -2,6 +2,8 @@ package main
 
 import (
 	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/crawldb"
 )
 
 func readsegCommand(sio *stdio) *cli.Command {
@@ -37,14 +39,23 @@ Examples:
 				ArgsUsage: "SEGMENT",
 				Description: `Prints the records of a segment's stage directories (every one present, or
 those given with --dir) as JSON lines, each with the stage's name in "dir".
+A status prints as its name ("status") and its Nutch number ("status_code").
+--status keeps the records of one status (a name or number, below) of the
+stages that have one: crawl_generate (db_*), crawl_fetch (fetch_*) and
+crawl_parse (signature, linked, parse_metadata).
 
 Examples:
    trawl readseg dump 20261121103000
    trawl readseg dump 20261121103000 --dir crawl_generate --limit 10
-   trawl readseg dump ./crawl/segments/20261121103000 --dir crawl_fetch --dir crawl_parse`,
+   trawl readseg dump ./crawl/segments/20261121103000 --dir crawl_fetch --dir crawl_parse
+   trawl readseg dump 20261121103000 --dir crawl_fetch --status fetch_gone
+
+Statuses (number, name, meaning):
+` + crawldb.StatusHelp("   "),
 				Flags: []cli.Flag{
 					&cli.StringSliceFlag{Name: "dir", Usage: "stage `DIR` to dump (crawl_generate, crawl_fetch, content, parse_data, parse_text, crawl_parse); repeatable"},
 					&cli.Int64Flag{Name: "limit", Usage: "at most `N` records per stage (0: all)"},
+					&cli.StringFlag{Name: "status", Usage: "only records with status `S`, a name or number (fetch_success or 33, linked or 67, ...)"},
 					&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 				},
 				Action: action(sio, func(s *session, c *cli.Context) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
@@ -90,9 +91,28 @@ func (s *session) readsegDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	o := segment.DumpOptions{Limit: c.Int64("limit")}
+	if o.Limit < 0 {
+		return usageErrorf("readseg dump: --limit must not be negative, not %d", o.Limit)
+	}
+	if st := c.String("status"); st != "" {
+		if o.Status, err = crawldb.ParseStatus(st); err != nil {
+			return usageErrorf("readseg dump --status: %w", err)
+		}
+		// Only the stages with statuses; asked for one without, an error.
+		var with []string
+		for _, d := range selected {
+			if segment.HasStatus(d) {
+				with = append(with, d)
+			} else if len(c.StringSlice("dir")) > 0 {
+				return usageErrorf("readseg dump --status: %s records have no status (crawl_generate, crawl_fetch and crawl_parse have)", d)
+			}
+		}
+		selected = with
+	}
 	return s.writeOutput(c.String("output"), func(w io.Writer) error {
 		for _, d := range selected {
-			if err := segment.DumpJSON(fsys, p, d, c.Int64("limit"), w); err != nil {
+			if err := segment.DumpJSON(fsys, p, d, o, w); err != nil {
 				return fmt.Errorf("readseg dump %s: %w", d, err)
 			}
 		}
