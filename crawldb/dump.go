@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/trawl/trawl/arrowio"
 	"github.com/trawl/trawl/internal/jsonrec"
 	"github.com/trawl/trawl/parquetio"
 )
@@ -81,12 +82,14 @@ type DumpWriter interface {
 }
 
 // DumpFormats lists the formats NewDumpWriter accepts.
-func DumpFormats() []string { return []string{"csv", "json", "parquet"} }
+func DumpFormats() []string { return []string{"csv", "json", "parquet", "arrow"} }
 
 // NewDumpWriter returns a writer of the named format ("csv", "json" for
-// JSON Lines, or "parquet") to w.
+// JSON Lines, "parquet", or "arrow" for an Arrow IPC stream) to w.
 func NewDumpWriter(format string, w io.Writer) (DumpWriter, error) {
 	switch format {
+	case "arrow":
+		return NewArrowWriter(w, arrowio.Options{})
 	case "csv":
 		return NewCSVWriter(w), nil
 	case "json":
@@ -431,6 +434,37 @@ func (p *parquetWriter) Close() error {
 	}
 	if err := p.w.Close(); err != nil {
 		return fmt.Errorf("crawldb: parquet dump: %w", err)
+	}
+	return nil
+}
+
+type arrowWriter struct {
+	w *arrowio.Writer[Datum]
+}
+
+// NewArrowWriter returns a DumpWriter of an Arrow IPC stream whose
+// columns mirror the CrawlDB's Parquet columns, with status_name (the
+// status's name, dictionary encoded) after status, in record batches
+// bounded as o says (see package arrowio).
+func NewArrowWriter(w io.Writer, o arrowio.Options) (DumpWriter, error) {
+	o.Enums = append(o.Enums, StatusEnum())
+	aw, err := arrowio.NewWriter[Datum](w, o)
+	if err != nil {
+		return nil, fmt.Errorf("crawldb: arrow dump: %w", err)
+	}
+	return &arrowWriter{w: aw}, nil
+}
+
+func (a *arrowWriter) Write(d *Datum) error {
+	if err := a.w.Write(d); err != nil {
+		return fmt.Errorf("crawldb: arrow dump: %w", err)
+	}
+	return nil
+}
+
+func (a *arrowWriter) Close() error {
+	if err := a.w.Close(); err != nil {
+		return fmt.Errorf("crawldb: arrow dump: %w", err)
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package crawldb
 
 import (
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/trawl/trawl/arrowio"
 )
 
 // Status is a CrawlDatum status, with Nutch's codes. The db_* statuses are
@@ -163,6 +166,16 @@ func StatusHelp(indent string) string {
 		fmt.Fprintf(&b, "%s%3d  %-20s %s\n", indent, i.Status, i.Name, i.Meaning)
 	}
 	return b.String()
+}
+
+// StatusEnum names the statuses for an Arrow stream: a status column is
+// followed by its name, dictionary encoded.
+func StatusEnum() arrowio.Enum {
+	names := make(map[uint64]string, len(statusTable))
+	for _, i := range statusTable {
+		names[uint64(i.Status)] = i.Name
+	}
+	return arrowio.Enum{Type: reflect.TypeFor[Status](), Names: names}
 }
 
 // IsDB reports whether s is a db_* status.

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/trawl/trawl/arrowio"
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/internal/jsonrec"
 	"github.com/trawl/trawl/parquetio"
@@ -27,6 +28,7 @@ var recordDirs = []string{DirGenerate, DirFetch, DirContent, DirParseData, DirPa
 type recordDir struct {
 	count func(fsys storage.FS, dir string) (int64, error)
 	dump  func(fsys storage.FS, dir, name string, o DumpOptions, w io.Writer) error
+	arrow func(fsys storage.FS, dir string, o DumpOptions, w io.Writer) error
 	// hasStatus says the records have a status (crawldb.Status) column.
 	hasStatus bool
 }
@@ -88,6 +90,48 @@ func DumpJSON(fsys storage.FS, segPath, name string, o DumpOptions, w io.Writer)
 	return rd.dump(fsys, path.Join(segPath, name), name, o, w)
 }
 
+// DumpArrow writes the records of the record directory name (one of
+// RecordDirs) of the segment at segPath that o selects to w as an Arrow
+// IPC stream, part by part in record batches of bounded size; its columns
+// mirror the directory's Parquet columns, a status column followed by its
+// name (status_name, dictionary encoded). The schema's metadata names the
+// directory under "trawl.dir".
+func DumpArrow(fsys storage.FS, segPath, name string, o DumpOptions, w io.Writer) error {
+	rd, err := lookupDir(name)
+	if err != nil {
+		return err
+	}
+	if o.Status != 0 && !rd.hasStatus {
+		return fmt.Errorf("segment: %s records have no status to select", name)
+	}
+	return rd.arrow(fsys, path.Join(segPath, name), o, w)
+}
+
+// eachSelected calls f on every record of dir that o selects, part by
+// part, until f fails or o.Limit records were passed.
+func eachSelected[T any](fsys storage.FS, dir string, o DumpOptions, f func(rec *T) error) error {
+	var n int64
+	match := selector[T](o)
+	return eachPart[T](fsys, dir, func(r *parquetio.Reader[T]) (bool, error) {
+		for rec, err := range r.All() {
+			if err != nil {
+				return false, err
+			}
+			if o.Limit > 0 && n >= o.Limit {
+				return false, nil
+			}
+			if !match(&rec) {
+				continue
+			}
+			n++
+			if err := f(&rec); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
 // statusField returns the index of T's top-level Status field of type
 // crawldb.Status, or -1.
 func statusField[T any]() int {
@@ -122,30 +166,27 @@ func recordDirOf[T any]() recordDir {
 			return n, err
 		},
 		dump: func(fsys storage.FS, dir, name string, o DumpOptions, w io.Writer) error {
-			var n int64
 			var buf []byte
 			enc := jsonrec.New[T](jsonrec.Options{})
-			match := selector[T](o)
-			return eachPart[T](fsys, dir, func(r *parquetio.Reader[T]) (bool, error) {
-				for rec, err := range r.All() {
-					if err != nil {
-						return false, err
-					}
-					if o.Limit > 0 && n >= o.Limit {
-						return false, nil
-					}
-					if !match(&rec) {
-						continue
-					}
-					n++
-					buf = enc.Append(buf[:0], &rec, [2]string{"dir", name})
-					buf = append(buf, '\n')
-					if _, err := w.Write(buf); err != nil {
-						return false, err
-					}
-				}
-				return true, nil
+			return eachSelected(fsys, dir, o, func(rec *T) error {
+				buf = enc.Append(buf[:0], rec, [2]string{"dir", name})
+				buf = append(buf, '\n')
+				_, err := w.Write(buf)
+				return err
 			})
+		},
+		arrow: func(fsys storage.FS, dir string, o DumpOptions, w io.Writer) (err error) {
+			aw, err := arrowio.NewWriter[T](w, arrowio.Options{Enums: []arrowio.Enum{crawldb.StatusEnum()},
+				Metadata: map[string]string{"trawl.dir": path.Base(dir)}})
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if cerr := aw.Close(); err == nil {
+					err = cerr
+				}
+			}()
+			return eachSelected(fsys, dir, o, aw.Write)
 		},
 	}
 }

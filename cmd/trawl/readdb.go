@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strconv"
+
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/arrowio"
 	"github.com/trawl/trawl/crawldb"
 )
 
@@ -64,17 +67,30 @@ Examples:
 func readdbDumpCommand(sio *stdio) *cli.Command {
 	return &cli.Command{
 		Name:  "dump",
-		Usage: "write CrawlDB rows as CSV, JSON lines or Parquet",
+		Usage: "write CrawlDB rows as CSV, JSON lines, Parquet or an Arrow stream",
 		Description: `Writes every CrawlDB row (or those with --status, whose URL matches --regex,
-up to --limit) to stdout or --output. CSV has a header row; JSON is one object
-per line; Parquet has the CrawlDB's own schema.
+up to --limit) in URL order to stdout or --output. CSV has a header row; JSON
+is one object per line; both give the status as name and number
+(status, status_code). Parquet has the CrawlDB's own schema.
+
+Arrow writes an Arrow IPC stream: the CrawlDB's Parquet columns, with
+status_name (the status's name, dictionary encoded) after status, in record
+batches of at most ` + strconv.Itoa(arrowio.DefaultBatchRows) + ` rows or about ` + strconv.Itoa(arrowio.DefaultBatchBytes>>20) + ` MiB, so memory does not grow with the
+CrawlDB. Read it with
+   pyarrow:  pyarrow.ipc.open_stream(open("crawldb.arrow", "rb")).read_all()
+   polars:   polars.read_ipc_stream("crawldb.arrow")
+   DuckDB:   INSTALL nanoarrow FROM community; LOAD nanoarrow;
+             SELECT status_name, count(*) FROM read_arrow('crawldb.arrow') GROUP BY ALL;
+or stream it: trawl readdb dump --format arrow | python3 script.py
 
 Examples:
    trawl readdb dump --format csv > crawldb.csv
    trawl readdb dump --format json --status db_fetched --regex '^https://example\.com/' --limit 100
-   trawl readdb dump --format parquet --output crawldb.parquet`,
+   trawl readdb dump --format json --status 2
+   trawl readdb dump --format parquet --output crawldb.parquet
+   trawl readdb dump --format arrow --status db_unfetched --output unfetched.arrow`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line) or parquet"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "output `FORMAT`: csv, json (one object per line), parquet or arrow (an Arrow IPC stream)"},
 			&cli.StringFlag{Name: "status", Usage: "only rows with status `S`, a name or number (db_unfetched or 1, db_fetched or 2, ...; see trawl readdb --help)"},
 			&cli.StringFlag{Name: "regex", Usage: "only rows whose URL matches `R` (Go regexp syntax)"},
 			&cli.Int64Flag{Name: "limit", Usage: "at most `N` rows (0: all)"},
@@ -82,9 +98,9 @@ Examples:
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			switch f := c.String("format"); f {
-			case "csv", "json", "parquet":
+			case "csv", "json", "parquet", "arrow":
 			default:
-				return usageErrorf("readdb dump: --format must be csv, json or parquet, not %q", f)
+				return usageErrorf("readdb dump: --format must be csv, json, parquet or arrow, not %q", f)
 			}
 			return s.readdbDump(c)
 		}),

@@ -87,6 +87,16 @@ func (s *session) readsegDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	format := c.String("format")
+	switch format {
+	case "json":
+	case "arrow":
+		if len(c.StringSlice("dir")) != 1 {
+			return usageErrorf("readseg dump: --format arrow writes one stage: give one --dir (one of %s)", strings.Join(segment.RecordDirs(), ", "))
+		}
+	default:
+		return usageErrorf("readseg dump: --format must be json or arrow, not %q", format)
+	}
 	selected, err := dumpDirs(fsys, p, c.StringSlice("dir"))
 	if err != nil {
 		return err
@@ -112,7 +122,11 @@ func (s *session) readsegDump(c *cli.Context) error {
 	}
 	return s.writeOutput(c.String("output"), func(w io.Writer) error {
 		for _, d := range selected {
-			if err := segment.DumpJSON(fsys, p, d, o, w); err != nil {
+			dump := segment.DumpJSON
+			if format == "arrow" {
+				dump = segment.DumpArrow
+			}
+			if err := dump(fsys, p, d, o, w); err != nil {
 				return fmt.Errorf("readseg dump %s: %w", d, err)
 			}
 		}
