@@ -48,6 +48,9 @@ type generateSelect struct {
 	MinScore       *float32
 	MaxInterval    time.Duration
 	RestrictStatus crawldb.Status
+	// HostSkip, if set, is the side file of the hosts whose URLs are
+	// skipped (generate's HostDb filter, see hostSkipTable).
+	HostSkip string
 }
 
 // JobName returns JobGenerateSelect.
@@ -85,14 +88,18 @@ func (s generateSelect) Job() (mapreduce.Runnable, error) {
 			return scoreOnly{Score: rankOf(sel.ranker, &d, sel.now)}, true
 		}))
 	}
-	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
+	job := &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
 		Name:      JobGenerateSelect,
 		Inputs:    inputs,
 		Reduce:    sel.reduce,
 		Partition: tokenPartitioner(),
 		NumReduce: s.Reduces,
 		Outputs:   outputs,
-	}, nil
+	}
+	if s.HostSkip != "" {
+		job.MapSetup = (&hostSkipTable{uri: s.HostSkip}).setup
+	}
+	return job, nil
 }
 
 // generateSchedule builds the schedule of o (its zero value: adaptive with
@@ -180,6 +187,10 @@ func (sel *selector) skip(d *crawldb.Datum) string {
 // rank it.
 func (sel *selector) candidate(t *mapreduce.Task, d crawldb.Datum, emit mapreduce.Emit[crawldb.Datum]) error {
 	if reason := sel.skip(&d); reason != "" {
+		t.Count(reason, 1)
+		return nil
+	}
+	if reason := hostSkipCounter(t, d.Host); reason != "" {
 		t.Count(reason, 1)
 		return nil
 	}
@@ -339,7 +350,7 @@ func (g *generation) selectCandidates(ctx context.Context) error {
 		Out: g.selectOut, Ranks: g.ranksOut, Reduces: g.reduces, GenerateTime: g.genTime, Filters: g.filters,
 		TopN: o.TopN, MaxPerHost: o.MaxPerHost, CountMode: o.CountMode, PartitionMode: o.PartitionMode,
 		Now: o.Now, Delay: o.Delay, Schedule: o.Schedule, MinScore: o.MinScore,
-		MaxInterval: o.MaxInterval, RestrictStatus: o.RestrictStatus,
+		MaxInterval: o.MaxInterval, RestrictStatus: o.RestrictStatus, HostSkip: g.hostSkip,
 	}
 	jr, err := g.env.Run(ctx, spec)
 	if err != nil {
@@ -350,6 +361,7 @@ func (g *generation) selectCandidates(ctx context.Context) error {
 	c := func(name string) int64 { return r.Counters.Get(JobGenerateSelect, name) }
 	r.Due, r.Pending, r.OverHostLimit, r.OverTopN = c(ctrDue), c(ctrPendingHeld), c(ctrOverHost), c(ctrOverTopN)
 	r.DBDuplicates = c(ctrDBDuplicate)
+	r.HostDbFailing, r.HostDbDNSFailed = c(ctrHostFailing), c(ctrHostDNSFailed)
 	r.Selected, r.Hosts = c(ctrSelected), c(ctrHosts)
 	return nil
 }
