@@ -375,9 +375,9 @@ type generation struct {
 	reduces             int
 	// hostSkip is the URI of the hosts the HostDb makes generate skip
 	// (a side file of generate-select), "" if none.
-	hostSkip string
-	res                 *GenerateResult
-	published           bool
+	hostSkip  string
+	res       *GenerateResult
+	published bool
 }
 
 // checkCrawlDB recovers the CrawlDB from a killed update and reports

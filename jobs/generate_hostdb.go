@@ -45,7 +45,9 @@ type hostSkipRow struct {
 }
 
 // hostDbOn reports whether o asks for the HostDb filter.
-func (o GenerateOptions) hostDbOn() bool { return o.HostDbMaxFailureStreak > 0 || o.HostDbSkipDNSFailed }
+func (o GenerateOptions) hostDbOn() bool {
+	return o.HostDbMaxFailureStreak > 0 || o.HostDbSkipDNSFailed
+}
 
 // hostSkipReason returns why generate with o skips h, or 0.
 func (o GenerateOptions) hostSkipReason(h *hostdb.Host) uint8 {
