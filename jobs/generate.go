@@ -373,11 +373,12 @@ type generation struct {
 	// tasks.
 	selectOut, ranksOut string
 	reduces             int
+	res                 *GenerateResult
+	published           bool
+
 	// hostSkip is the URI of the hosts the HostDb makes generate skip
 	// (a side file of generate-select), "" if none.
-	hostSkip  string
-	res       *GenerateResult
-	published bool
+	hostSkip string
 }
 
 // checkCrawlDB recovers the CrawlDB from a killed update and reports
