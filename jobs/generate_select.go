@@ -129,6 +129,9 @@ type selector struct {
 	maxPerHost  int64
 	// limit is the most URLs one host can contribute (0: no limit).
 	limit int64
+	// hostSkip says the job has the HostDb's hosts to skip (in the map
+	// tasks' Task.State).
+	hostSkip bool
 }
 
 func newSelector(s generateSelect) (*selector, error) {
@@ -147,7 +150,7 @@ func newSelector(s generateSelect) (*selector, error) {
 	sel := &selector{part: part, sched: sched, ranker: ranker, filters: filters, now: s.Now,
 		genTime: s.GenerateTime, delay: s.Delay, minScore: s.MinScore,
 		maxInterval: intervalSeconds(s.MaxInterval), restrict: s.RestrictStatus,
-		topN: s.TopN, maxPerHost: int64(s.MaxPerHost), limit: int64(s.MaxPerHost)}
+		topN: s.TopN, maxPerHost: int64(s.MaxPerHost), limit: int64(s.MaxPerHost), hostSkip: s.HostSkip != ""}
 	if sel.topN > 0 && (sel.limit == 0 || sel.topN < sel.limit) {
 		sel.limit = sel.topN
 	}
@@ -190,9 +193,11 @@ func (sel *selector) candidate(t *mapreduce.Task, d crawldb.Datum, emit mapreduc
 		t.Count(reason, 1)
 		return nil
 	}
-	if reason := hostSkipCounter(t, d.Host); reason != "" {
-		t.Count(reason, 1)
-		return nil
+	if sel.hostSkip {
+		if reason := hostSkipCounter(t, d.Host); reason != "" {
+			t.Count(reason, 1)
+			return nil
+		}
 	}
 	group, ok := sel.part.selectGroup(d.URL, d.Host)
 	if !ok {
