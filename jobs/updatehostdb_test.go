@@ -351,3 +351,45 @@ func TestClassifyFetch(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlHostDbNextRound: a crawl that keeps the HostDb runs
+// updatehostdb after each round's updatedb, and the next round's generate
+// skips the host that refused every connection in the first, and says so
+// in the round's summary.
+func TestCrawlHostDbNextRound(t *testing.T) {
+	env := testEnv(t)
+	srv, seeds := crawlWeb(t, t.TempDir())
+	refused, _ := failingHosts(t)
+	b, err := os.ReadFile(seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, seeds, string(b)+refused+"/\n"+refused+"/a.html\n")
+	o := testCrawlOptions(srv, seeds, 2, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
+	o.RoundInterval = 31 * 24 * time.Hour // the failed URLs are due again
+	o.HostDb = true
+	o.Generate.HostDbMaxFailureStreak = 2
+	res, err := Crawl(context.Background(), env, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rounds) != 2 {
+		t.Fatalf("%d rounds", len(res.Rounds))
+	}
+	r1, r2 := res.Rounds[0], res.Rounds[1]
+	if r1.Generate.HostDbVersion != "" || r1.UpdateHostDb == nil || r1.UpdateHostDb.Failing != 1 {
+		t.Errorf("round 1: generate read HostDb %q; updatehostdb %+v", r1.Generate.HostDbVersion, r1.UpdateHostDb)
+	}
+	if g := r2.Generate; g.HostDbVersion != r1.UpdateHostDb.Version || g.HostDbHosts != 1 || g.HostDbFailing != 2 {
+		t.Errorf("round 2's generate: version %q (round 1 built %q), %d hosts, %d URLs skipped",
+			g.HostDbVersion, r1.UpdateHostDb.Version, g.HostDbHosts, g.HostDbFailing)
+	}
+	if s := r2.Summary(); !strings.Contains(s, "skipped 1 hosts: 2 URLs for their failure streak") || !strings.Contains(s, "hostdb ") {
+		t.Errorf("round 2's summary:\n%s", s)
+	}
+	for _, rr := range res.Rounds {
+		if !slices.Contains(rr.Stages, "updatehostdb") {
+			t.Errorf("round %d: stages %v", rr.Round, rr.Stages)
+		}
+	}
+}
