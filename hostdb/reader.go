@@ -29,7 +29,7 @@ func Open(fsys storage.FS, hostdbDir string) (*Reader, error) {
 	dir := Current(hostdbDir)
 	parts, err := parquetio.PartFiles(fsys, dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("hostdb: %s is not a HostDb: %s does not exist (run updatehostdb first): %w", hostdbDir, dir, fs.ErrNotExist)
+		return nil, notExistError(fmt.Sprintf("hostdb: %s is not a HostDb: %s does not exist (run updatehostdb first)", hostdbDir, dir))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("hostdb: open %s: %w", hostdbDir, err)
@@ -40,6 +40,13 @@ func Open(fsys storage.FS, hostdbDir string) (*Reader, error) {
 	}
 	return &Reader{fsys: fsys, parts: parts, version: v}, nil
 }
+
+// notExistError says a HostDb is missing; it satisfies
+// errors.Is(err, fs.ErrNotExist).
+type notExistError string
+
+func (e notExistError) Error() string { return string(e) }
+func (e notExistError) Unwrap() error { return fs.ErrNotExist }
 
 // Parts returns the part files' paths, sorted by name.
 func (r *Reader) Parts() []string { return slices.Clone(r.parts) }

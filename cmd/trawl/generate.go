@@ -118,7 +118,9 @@ func (s *session) generate(c *cli.Context, now time.Time) error {
 	if err != nil {
 		return jobError(err)
 	}
-	if res.HostDbVersion != "" {
+	if res.HostDbVersion == "" && (o.HostDbMaxFailureStreak > 0 || o.HostDbSkipDNSFailed) {
+		fmt.Fprintf(s.io.stderr, "generate: no HostDb in %s (run trawl updatehostdb): no host skipped\n", jobs.HostDbDir(s.crawl()))
+	} else if res.HostDbVersion != "" {
 		fmt.Fprintf(s.io.stderr, "generate: HostDb version %s: skipped %d hosts, %d URLs for their failure streak (%s %d), %d for failed DNS\n",
 			res.HostDbVersion, res.HostDbHosts, res.HostDbFailing, config.GenerateHostDbMaxFailureStreak,
 			o.HostDbMaxFailureStreak, res.HostDbDNSFailed)

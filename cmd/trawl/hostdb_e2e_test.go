@@ -177,6 +177,19 @@ func TestHostDbCommands(t *testing.T) {
 		t.Errorf("jobs run by the emulator: %v", ran)
 	}
 
+	// A crawl without a HostDb: readhostdb says how to make one, and
+	// generate with the settings skips nothing and says why.
+	bare := filepath.Join(r.dir, "bare")
+	r.ok("--log-level", "warn", "--crawl", bare, "inject", seeds)
+	if res := r.run("--crawl", bare, "readhostdb", "stats"); res.code == 0 {
+		t.Errorf("readhostdb stats without a HostDb: %s", res)
+	} else {
+		assertCleanError(t, res, "is not a HostDb", "run updatehostdb first")
+	}
+	if res := r.ok("--log-level", "warn", "--crawl", bare, "generate", "--max-failure-streak", "1"); !strings.Contains(res.stderr, "no HostDb in ") {
+		t.Errorf("generate without a HostDb: %s", res)
+	}
+
 	for _, cmd := range [][]string{{"updatehostdb"}, {"readhostdb"}, {"readhostdb", "dump"}, {"readhostdb", "stats"}} {
 		if h := r.ok(append(cmd, "--help")...).stdout; !strings.Contains(h, "Examples:") {
 			t.Errorf("%s --help has no examples:\n%s", cmd, h)
