@@ -175,6 +175,11 @@ const (
 	GenerateDelay         = "generate.delay"
 	GenerateFilter        = "generate.filter"
 
+	// The HostDb (trawl updatehostdb, readhostdb) and generate's use of it.
+	HostDbUpdate                   = "hostdb.update"
+	GenerateHostDbMaxFailureStreak = "generate.hostdb.maxFailureStreak"
+	GenerateHostDbSkipDNSFailed    = "generate.hostdb.skipDNSFailed"
+
 	UpdateAdditions  = "updatedb.additions"
 	UpdateRetryMax   = "updatedb.retryMax"
 	UpdateMaxInlinks = "updatedb.maxInlinks"
@@ -433,6 +438,12 @@ func Settings() []Setting {
 			Doc: "a segment not merged by updatedb for this long no longer holds its URLs back (crawl.gen.delay)"},
 		{Name: GenerateFilter, Kind: Bool, Default: "true",
 			Doc: "apply the urlfilter.* filters to CrawlDB URLs when generating (generate.filter)"},
+		{Name: GenerateHostDbMaxFailureStreak, Kind: Int, Default: "0",
+			Doc: "skip every URL of a host whose failure streak in the HostDb (failed fetches since its last success) is at least this; 0 means off (Nutch's generate.hostdb with a failures expression)"},
+		{Name: GenerateHostDbSkipDNSFailed, Kind: Bool, Default: "false",
+			Doc: "skip every URL of a host whose last fetch in the HostDb failed to resolve its name"},
+		{Name: HostDbUpdate, Kind: Bool, Default: "false",
+			Doc: "crawl keeps the HostDb current: after each round's updatedb it runs updatehostdb with the round's segment, so the next round's generate can skip failing hosts"},
 
 		{Name: UpdateAdditions, Kind: Bool, Default: "true",
 			Doc: "updatedb adds newly discovered URLs to the CrawlDB (db.update.additions.allowed)"},

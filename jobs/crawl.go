@@ -96,6 +96,11 @@ type CrawlOptions struct {
 	// invertlinks when Update.Scoring is "linkrank" (which implies
 	// LinkDB).
 	LinkRank LinkRankOptions
+	// HostDb keeps the crawl's HostDb current: after each round's
+	// updatedb (and invertlinks), UpdateHostDb adds the round's segment,
+	// so that the next round's generate can skip failing hosts
+	// (Generate.HostDbMaxFailureStreak).
+	HostDb bool
 	// SetClock, if set, is called before each round with the round's
 	// simulated time (not in wall-clock mode): a crawl of simweb moves the
 	// server's clock with it.
@@ -202,6 +207,9 @@ type RoundResult struct {
 	// (linkrank scoring).
 	InvertLinks *InvertLinksResult
 	LinkRank    *LinkRankResult
+	// UpdateHostDb is the HostDb update run after the round
+	// (CrawlOptions.HostDb).
+	UpdateHostDb *UpdateHostDbResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
 	// Stopped says the round ended early at a StopFile; Interrupted that
@@ -714,6 +722,17 @@ func (c *crawler) afterUpdate(ctx context.Context, rr *RoundResult) error {
 		rr.LinkRank = lr
 		rr.Stages = append(rr.Stages, "linkrank")
 	}
+	if c.o.HostDb {
+		if err := c.stop(); err != nil {
+			return err
+		}
+		hr, err := UpdateHostDb(ctx, c.env, UpdateHostDbOptions{Segments: []string{rr.Segment}})
+		if err != nil {
+			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+		}
+		rr.UpdateHostDb = hr
+		rr.Stages = append(rr.Stages, "updatehostdb")
+	}
 	if c.o.ClusterEvery > 0 && rr.Round%c.o.ClusterEvery == 0 {
 		if err := c.stop(); err != nil {
 			return err
@@ -804,6 +823,10 @@ func (r RoundResult) Summary() string {
 	fmt.Fprintf(&b, "  generated  %d URLs", r.Generated)
 	if r.Generate != nil {
 		fmt.Fprintf(&b, " on %d hosts (due %d)", r.Generate.Hosts, r.Generate.Due)
+		if g := r.Generate; g.HostDbHosts > 0 {
+			fmt.Fprintf(&b, "; HostDb %s skipped %d hosts: %d URLs for their failure streak, %d for failed DNS",
+				g.HostDbVersion, g.HostDbHosts, g.HostDbFailing, g.HostDbDNSFailed)
+		}
 	}
 	b.WriteByte('\n')
 	if f := r.Fetch; f != nil {
@@ -826,6 +849,9 @@ func (r RoundResult) Summary() string {
 			fmt.Fprintf(&b, ", %d fetched", n)
 		}
 		b.WriteByte('\n')
+	}
+	if h := r.UpdateHostDb; h != nil {
+		fmt.Fprintf(&b, "  hostdb     %d hosts, %d with a failure streak (version %s)\n", h.Hosts, h.Failing, h.Version)
 	}
 	if cl := r.Cluster; cl != nil {
 		fmt.Fprintf(&b, "  clustered  %d young pages into %d clusters (%d noise), %d samples: %s\n",

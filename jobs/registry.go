@@ -28,6 +28,7 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[dedupSelect](r)
 	mapreduce.Register[dedupMark](r)
 	mapreduce.Register[invertLinks](r)
+	mapreduce.Register[updateHostDb](r)
 	mapreduce.Register[rankEdges](r)
 	mapreduce.Register[rankNodes](r)
 	mapreduce.Register[rankIterate](r)

@@ -156,6 +156,8 @@ func newApp(sio *stdio) *cli.App {
 			readdbCommand(sio),
 			readsegCommand(sio),
 			readlinkdbCommand(sio),
+			updatehostdbCommand(sio),
+			readhostdbCommand(sio),
 			simwebCommand(sio),
 			configCommand(sio),
 			versionCommand(sio),
