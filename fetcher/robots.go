@@ -103,8 +103,8 @@ type RobotsFetch struct {
 
 // RobotsRequest is one robots.txt request of a RobotsFetch.
 type RobotsRequest struct {
-	URL        string
-	HTTPStatus int
+	URL        string `json:"url"`
+	HTTPStatus int    `json:"http_status"`
 }
 
 // RobotsAllowed reports whether the robots.txt body (a 200 answer) lets

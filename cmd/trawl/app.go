@@ -155,6 +155,8 @@ func newApp(sio *stdio) *cli.App {
 			readdbCommand(sio),
 			readsegCommand(sio),
 			readlinkdbCommand(sio),
+			parsecheckerCommand(sio),
+			robotscheckCommand(sio),
 			simwebCommand(sio),
 			configCommand(sio),
 			versionCommand(sio),
