@@ -338,24 +338,25 @@ func (s *session) printCrawlResult(res *jobs.CrawlResult, err error, srv *simweb
 // printCrawlTotals prints the totals of a crawl and where its CrawlDB is.
 func (s *session) printCrawlTotals(res *jobs.CrawlResult, srv *simweb.Server) {
 	out := s.io.stdout
-	var fetched, failed, added int64
+	var fetched, notModified, failed, added int64
 	for _, r := range res.Rounds {
 		if r.Fetch != nil {
 			fetched += r.Fetch.Fetched
+			notModified += r.Fetch.NotModified
 			failed += r.Fetch.Failed
 		}
 		if r.Update != nil {
 			added += r.Update.Added
 		}
 	}
-	fmt.Fprintf(out, "crawl: %d rounds in %s: %d pages fetched, %d failed, %d new URLs\n",
-		len(res.Rounds), res.Duration.Round(time.Millisecond), fetched, failed, added)
+	fmt.Fprintf(out, "crawl: %d rounds in %s: %d pages fetched, %d not modified, %d failed, %d new URLs\n",
+		len(res.Rounds), res.Duration.Round(time.Millisecond), fetched, notModified, failed, added)
 	if srv != nil {
 		fmt.Fprintf(out, "simweb: %d requests served; simulated time now %s\n", srv.AccessLog().Len(), srv.Now().Format(time.RFC3339))
 	}
 	crawl := s.crawl()
 	fmt.Fprintf(out, "CrawlDB: %s\n", jobs.CrawlDBDir(crawl))
-	fmt.Fprintf(out, "next:    trawl --crawl %s readdb stats\n", crawl)
+	fmt.Fprintf(out, "next:    %s --crawl %s readdb stats\n", s.io.program(), crawl)
 }
 
 // postClock returns a SetClock that POSTs the time to a simweb control
