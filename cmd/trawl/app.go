@@ -195,6 +195,7 @@ func newApp(sio *stdio) *cli.App {
 // errors rather than printing help on stdout.
 func prepare(c *cli.Command) {
 	c.OnUsageError = onUsageError
+	showSettingDefaults(c)
 	if c.Action == nil && len(c.Subcommands) > 0 {
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.Args().Present() {

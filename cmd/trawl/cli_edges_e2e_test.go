@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/trawl/trawl/config"
 )
 
 // TestGlobalFlagsAtAnyLevel checks that the global options work before the
@@ -120,5 +125,125 @@ func TestCrawlSummaryNotModified(t *testing.T) {
 		if !strings.Contains(res.stdout, w) {
 			t.Errorf("crawl summary lacks %q:\n%s", w, res.stdout)
 		}
+	}
+}
+
+// helpDefault returns the default that --help prints on the line of flag
+// name in help, and whether the line has one; found is false without a
+// line for the flag.
+func helpDefault(help, name string) (def string, has, found bool) {
+	_, opts, ok := strings.Cut(help, "\nOPTIONS:\n")
+	if !ok {
+		return "", false, false
+	}
+	for _, l := range strings.Split(opts, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "--"+name {
+			continue
+		}
+		i := strings.LastIndex(l, " (default: ")
+		if i < 0 || !strings.HasSuffix(l, ")") {
+			return "", false, true
+		}
+		return l[i+len(" (default: ") : len(l)-1], true, true
+	}
+	return "", false, false
+}
+
+// isSettingFlag reports whether f is the setting flag of m (made by
+// settingFlag), not a command's own flag of the same name.
+func isSettingFlag(f cli.Flag, m flagMapping) bool {
+	df, ok := f.(cli.DocGenerationFlag)
+	if !ok {
+		return false
+	}
+	u := df.GetUsage()
+	return strings.Contains(u, "setting "+m.setting+", $") || strings.Contains(u, "(sets "+m.setting+"=")
+}
+
+// explicitDefaultText returns the DefaultText a flag sets ("" if none).
+func explicitDefaultText(f cli.Flag) string {
+	switch f := f.(type) {
+	case *cli.IntFlag:
+		return f.DefaultText
+	case *cli.Int64Flag:
+		return f.DefaultText
+	case *cli.Uint64Flag:
+		return f.DefaultText
+	case *cli.Float64Flag:
+		return f.DefaultText
+	case *cli.StringFlag:
+		return f.DefaultText
+	case *cli.DurationFlag:
+		return f.DefaultText
+	}
+	return ""
+}
+
+// TestHelpDefaults walks the command tree and checks, for every command,
+// that the defaults its --help prints (the binary's) are the values the
+// command uses: a setting flag's is the setting's default; a flag that
+// falls back to a setting shows that setting's default; any other flag's
+// is its own value, and a flag whose text describes its default shows that
+// description rather than a zero value.
+func TestHelpDefaults(t *testing.T) {
+	app := newApp(&stdio{stdout: io.Discard, stderr: io.Discard})
+	r := newRunner(t)
+	var walk func(path []string, cmds []*cli.Command)
+	checked := 0
+	walk = func(path []string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			if c.Hidden || c.Name == "help" {
+				continue
+			}
+			p := append(append([]string{}, path...), c.Name)
+			help := r.ok(append(p, "--help")...).stdout
+			fallbacks := fallbackSettings(c.Name)
+			if len(path) > 0 {
+				fallbacks = nil // fallbackSettings is by top-level command
+			}
+			for _, f := range c.Flags {
+				name := f.Names()[0]
+				got, has, found := helpDefault(help, name)
+				if !found {
+					t.Errorf("trawl %s --help: no line for --%s", strings.Join(p, " "), name)
+					continue
+				}
+				var want string
+				m, isSetting := lookupFlag(name)
+				switch setting, fallback := fallbacks[name]; {
+				case fallback:
+					s, _ := config.Lookup(setting)
+					want = s.Default
+				case isSetting && isSettingFlag(f, m):
+					s, _ := config.Lookup(m.setting)
+					if s.Kind != config.Bool && s.Kind != config.List {
+						want = s.Default
+					}
+				default:
+					df := f.(cli.DocGenerationFlag)
+					if bf, ok := f.(*cli.BoolFlag); !ok || !bf.DisableDefaultText {
+						want = df.GetDefaultText()
+					}
+					if u := df.GetUsage(); want == "" && strings.HasSuffix(u, ")") && strings.Contains(u, " (default: ") {
+						// The flag's text describes its default in words.
+						want = u[strings.LastIndex(u, " (default: ")+len(" (default: ") : len(u)-1]
+					}
+					_, isBool := f.(*cli.BoolFlag)
+					if !isBool && has && explicitDefaultText(f) == "" && strings.Contains(df.GetUsage(), "default ") {
+						t.Errorf("trawl %s --%s: its text describes its default, but help prints %q", strings.Join(p, " "), name, got)
+					}
+				}
+				if got != want || has != (want != "") {
+					t.Errorf("trawl %s --help: --%s shows default %q (shown %v), the command uses %q", strings.Join(p, " "), name, got, has, want)
+				}
+				checked++
+			}
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, app.Commands)
+	if checked < 300 {
+		t.Fatalf("checked only %d flags", checked)
 	}
 }

@@ -111,7 +111,7 @@ func crawlFlags() []cli.Flag {
 		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
 		&cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break the lock of a crawl that died, and stale CrawlDB and segment locks (holder dead, or older than lock.maxAge)"},
 		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
-		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
+		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (setting cluster.eps)"},
 		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
