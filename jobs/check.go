@@ -231,3 +231,53 @@ func CheckRobots(ctx context.Context, o CheckOptions, rawURL string) (*RobotsChe
 	rc.Allowed = rc.Result.Code == fetcher.CodeSkipped && rc.Result.Message == fetcher.RobotsOnlyAllowed
 	return rc, nil
 }
+
+// URLCheck is what the crawl's normalizer and URL filters make of one URL
+// (Nutch's URLNormalizerChecker and URLFilterChecker).
+type URLCheck struct {
+	// Input is the URL as given; Normalized what the normalizer made of
+	// it ("" when it does not normalize: Error says why).
+	Input      string `json:"input"`
+	Normalized string `json:"normalized,omitempty"`
+	Error      string `json:"error,omitempty"`
+	// Kept is true when the filters keep the URL; Reason is the
+	// rejecting filter's reason otherwise.
+	Kept   bool   `json:"kept"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// URLChecker checks URLs with the normalizer and URL filters of the
+// crawl's jobs.
+type URLChecker struct {
+	filters urlutil.Filters
+}
+
+// NewURLChecker returns the checker of the URL filters o (their rule files
+// read through files).
+func NewURLChecker(o URLFilterOptions, files mapreduce.Resolver) (*URLChecker, error) {
+	spec, err := o.spec(files)
+	if err != nil {
+		return nil, fmt.Errorf("url check: %w", err)
+	}
+	fs, err := spec.filters()
+	if err != nil {
+		return nil, fmt.Errorf("url check: %w", err)
+	}
+	return &URLChecker{filters: fs}, nil
+}
+
+// Check normalizes raw as inject and the parser do, then applies the
+// filters to it as they apply them to seeds and outlinks.
+func (c *URLChecker) Check(raw string) URLCheck {
+	out := URLCheck{Input: raw}
+	u, err := urlutil.Normalize(raw)
+	if err != nil {
+		out.Error = err.Error()
+		return out
+	}
+	out.Normalized, out.Kept = u, true
+	if c.filters != nil {
+		out.Kept, out.Reason = c.filters.Filter(u)
+	}
+	return out
+}

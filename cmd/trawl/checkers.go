@@ -42,6 +42,11 @@ normalizers made of it and whether the checks kept it (else why not: the
 rejecting filter's reason, "duplicate", "cap", ...), the signature and the
 parse status. --json prints the same as one JSON object.
 
+--normalize-only and --filter-only check URLs without fetching them: what the
+normalizer makes of each, and whether the URL filters (urlfilter.* settings,
+as inject and parse apply them) keep it; several URLs may be given, or - to
+read them from stdin, one a line.
+
 --no-robots fetches without asking robots.txt (the crawl always asks). Loopback
 and private addresses need --allow-private, as in a crawl. The exit status is 0
 when the page was fetched and parsed, 3 otherwise (what happened is printed).
@@ -51,11 +56,15 @@ Examples:
    trawl parsechecker --agent mybot --text --max-outlinks -1 https://example.com/news
    trawl parsechecker --agent mybot --json https://example.com/ | jq .outlinks
    trawl parsechecker --agent mybot --no-robots --follow-redirects 3 http://example.com/old
-   trawl parsechecker --agent mybot --allow-private --dns-server 127.0.0.1:5353 http://h0001.sim/   # a simweb server`,
+   trawl parsechecker --agent mybot --allow-private --dns-server 127.0.0.1:5353 http://h0001.sim/   # a simweb server
+   trawl parsechecker --filter-only 'HTTP://Example.com:80/a/../b.jpg' https://example.com/
+   trawl parsechecker --normalize-only - < urls.txt`,
 		Flags: append(append(fetchFlags(), parseFlags()...),
 			&cli.BoolFlag{Name: "no-robots", Usage: "fetch without asking robots.txt (a crawl always asks)"},
 			&cli.BoolFlag{Name: "text", Usage: "print all of the page's text, not its first 400 characters"},
 			&cli.BoolFlag{Name: "json", Usage: "print one JSON object"},
+			&cli.BoolFlag{Name: "normalize-only", Usage: "print what the normalizer makes of each URL given (- reads them from stdin); fetch nothing (Nutch's URLNormalizerChecker)"},
+			&cli.BoolFlag{Name: "filter-only", Usage: "normalize and filter each URL given (- reads them from stdin): +URL kept, -URL and the filter's reason rejected; fetch nothing (Nutch's URLFilterChecker)"},
 		),
 		Action: action(sio, (*session).parsechecker),
 	}
@@ -63,6 +72,9 @@ Examples:
 
 // parsechecker runs the parsechecker command.
 func (s *session) parsechecker(c *cli.Context) error {
+	if c.Bool("normalize-only") || c.Bool("filter-only") {
+		return s.urlcheck(c)
+	}
 	if c.NArg() != 1 {
 		return usageErrorf("parsechecker: give one URL, got %d arguments (see trawl parsechecker --help)", c.NArg())
 	}
@@ -614,4 +626,61 @@ func (rep *robotsReport) print(w io.Writer) {
 	for _, sm := range rep.Sitemaps {
 		fmt.Fprintf(w, "sitemap:      %s\n", sm)
 	}
+}
+
+// urlcheck runs parsechecker --normalize-only and --filter-only.
+func (s *session) urlcheck(c *cli.Context) error {
+	if c.Bool("normalize-only") && c.Bool("filter-only") {
+		return usageErrorf("parsechecker: --normalize-only or --filter-only, not both")
+	}
+	if c.NArg() == 0 {
+		return usageErrorf("parsechecker: give the URLs to check, or - to read them from stdin")
+	}
+	fo, err := s.filters()
+	if err != nil {
+		return err
+	}
+	checker, err := jobs.NewURLChecker(fo, s.resolver)
+	if err != nil {
+		return usageErrorf("parsechecker: %w", err)
+	}
+	var urls []string
+	for _, a := range c.Args().Slice() {
+		if a != "-" {
+			urls = append(urls, a)
+			continue
+		}
+		data, err := io.ReadAll(s.io.stdin)
+		if err != nil {
+			return fmt.Errorf("parsechecker: stdin: %w", err)
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				urls = append(urls, l)
+			}
+		}
+	}
+	enc := json.NewEncoder(s.io.stdout)
+	filter := c.Bool("filter-only")
+	for _, u := range urls {
+		r := checker.Check(u)
+		switch {
+		case c.Bool("json"):
+			if !filter {
+				r.Kept, r.Reason = r.Error == "", ""
+			}
+			if err := enc.Encode(r); err != nil {
+				return fmt.Errorf("parsechecker: %w", err)
+			}
+		case r.Error != "":
+			fmt.Fprintf(s.io.stdout, "ERROR %s\t%s\n", r.Input, r.Error)
+		case !filter:
+			fmt.Fprintln(s.io.stdout, r.Normalized)
+		case r.Kept:
+			fmt.Fprintf(s.io.stdout, "+%s\n", r.Normalized)
+		default:
+			fmt.Fprintf(s.io.stdout, "-%s\t%s\n", r.Normalized, r.Reason)
+		}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // checkSite is a loopback web site for the checkers' tests: its
@@ -378,4 +380,44 @@ func TestRobotscheck(t *testing.T) {
 	}
 	res = r.fails(exitUsage, "robotscheck", "--robots", filepath.Join(r.dir, "missing.txt"), "http://h.example/")
 	assertCleanError(t, res, "missing.txt")
+}
+
+// TestParsecheckerURLCheck checks --normalize-only and --filter-only
+// (Nutch's URLNormalizerChecker and URLFilterChecker): the crawl's
+// normalizer, built-in filters and regex rule files, URLs from the
+// arguments and from stdin, and no request sent.
+func TestParsecheckerURLCheck(t *testing.T) {
+	site := newCheckSite(t, nil, map[string]string{"/page": checkPage})
+	r := newRunner(t)
+	rules := filepath.Join(r.dir, "regex-urlfilter.txt")
+	if err := os.WriteFile(rules, []byte("# test rules\n-/private/\n+^http://\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(r.env, "TRAWL_URLFILTER_REGEX_FILES="+rules)
+
+	res := r.ok("parsechecker", "--normalize-only", "HTTP://Example.COM:80/a/./b/../c?x=1#frag", "no scheme")
+	if res.stdout != "http://example.com/a/c?x=1\nERROR no scheme\turlutil: cannot normalize \"no scheme\": missing scheme (expected e.g. http://)\n" {
+		t.Errorf("--normalize-only:\n%s", res)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := r.cmd(ctx, "parsechecker", "--filter-only", site.URL+"/page", "-", "https://example.com/")
+	cmd.Stdin = strings.NewReader("http://a.example/x/../pic.JPG\n\nhttp://a.example/private/doc\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--filter-only: %v\n%s", err, out)
+	}
+	want := "+" + site.URL + "/page\n" +
+		"-http://a.example/pic.JPG\tsuffix\n" +
+		"-http://a.example/private/doc\tregex:" + rules + ":2\n" +
+		"-https://example.com/\tregex-no-match\n"
+	if string(out) != want {
+		t.Errorf("--filter-only printed:\n%s\nwant:\n%s", out, want)
+	}
+	if site.askedFor("/page") || site.askedFor("/robots.txt") {
+		t.Error("--filter-only sent a request")
+	}
+	res = r.fails(exitUsage, "parsechecker", "--filter-only")
+	assertCleanError(t, res, "give the URLs to check")
 }
