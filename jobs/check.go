@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"sync"
 
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/fetcher"
@@ -115,7 +116,12 @@ func CheckPage(ctx context.Context, o CheckOptions, rawURL string) (*PageCheck, 
 		return nil, fmt.Errorf("check: %w", err)
 	}
 	pc := &PageCheck{URL: u}
-	f, dns, err := checkFetcher(o, func(r *fetcher.RobotsFetch) { pc.Robots = append(pc.Robots, r) }, false)
+	var mu sync.Mutex // robots.txt files of several hosts may come at once
+	f, dns, err := checkFetcher(o, func(r *fetcher.RobotsFetch) {
+		mu.Lock()
+		defer mu.Unlock()
+		pc.Robots = append(pc.Robots, r)
+	}, false)
 	if err != nil {
 		return nil, fmt.Errorf("check: %w", err)
 	}
@@ -211,7 +217,12 @@ func CheckRobots(ctx context.Context, o CheckOptions, rawURL string) (*RobotsChe
 		return nil, fmt.Errorf("robots check: %w", err)
 	}
 	rc := &RobotsCheck{URL: u}
-	f, dns, err := checkFetcher(o, func(r *fetcher.RobotsFetch) { rc.Robots = r }, true)
+	var mu sync.Mutex
+	f, dns, err := checkFetcher(o, func(r *fetcher.RobotsFetch) {
+		mu.Lock()
+		defer mu.Unlock()
+		rc.Robots = r
+	}, true)
 	if err != nil {
 		return nil, fmt.Errorf("robots check: %w", err)
 	}
