@@ -302,12 +302,10 @@ func robotsCheck(t *testing.T, r *runner, args ...string) robotsJSON {
 // verdict, group, rule, Crawl-delay and sitemaps of a 200 robots.txt
 // reached through a redirect, 4xx and 5xx answers, and a local file.
 func TestRobotscheck(t *testing.T) {
-	site := newCheckSite(t, nil, nil)
-	site.robots = func(w http.ResponseWriter) {
-		w.Header().Set("Location", site.URL+"/real-robots.txt")
+	site := newCheckSite(t, func(w http.ResponseWriter) {
+		w.Header().Set("Location", "/real-robots.txt")
 		w.WriteHeader(http.StatusMovedPermanently)
-	}
-	site.pages = map[string]string{"/real-robots.txt": checkRobots}
+	}, map[string]string{"/real-robots.txt": checkRobots})
 	r := newRunner(t)
 
 	out := robotsCheck(t, r, site.URL+"/private/x", "otherbot")
