@@ -683,13 +683,22 @@ func (r *run) serve(ctx context.Context, s *server) {
 		if it == nil {
 			return
 		}
-		rules, ok := r.robotsGate(ctx, s, it)
-		if !ok || r.crawlDelayTooLong(s, it) {
-			return
+		rules := allowAllRules
+		if !r.o.IgnoreRobots {
+			var ok bool
+			rules, ok = r.robotsGate(ctx, s, it)
+			if !ok || r.crawlDelayTooLong(s, it) {
+				return
+			}
 		}
 		if !rules.allowed(it.u) {
 			r.emit(&Result{Request: it.req, Code: CodeRobotsDenied, Status: CodeRobotsDenied.FetchStatus(),
 				Message: "robots_denied: disallowed by robots.txt", Time: r.o.Clock()})
+			continue
+		}
+		if r.o.RobotsOnly {
+			r.emit(&Result{Request: it.req, Code: CodeSkipped, Status: CodeSkipped.FetchStatus(),
+				Message: RobotsOnlyAllowed, Time: r.o.Clock()})
 			continue
 		}
 		if !r.waitTurn(ctx, s, false) {

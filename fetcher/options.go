@@ -229,6 +229,18 @@ type Options struct {
 	// error).
 	Stop <-chan struct{}
 
+	// The checking tools' options (trawl parsechecker, trawl
+	// robotscheck); a crawl sets none of them. IgnoreRobots fetches
+	// without robots.txt: no robots.txt request, no rules, no
+	// Crawl-delay. RobotsOnly answers every URL from robots.txt alone,
+	// as the fetch would up to its request: a URL robots.txt allows gets
+	// a skipped result (CodeSkipped, Message RobotsOnlyAllowed) instead
+	// of a request. OnRobots, if set, is called once per robots.txt the
+	// run gets, with how it was got and what the fetcher made of it.
+	IgnoreRobots bool
+	RobotsOnly   bool
+	OnRobots     func(*RobotsFetch)
+
 	// privateAddr judges the addresses the guard refuses without
 	// AllowPrivate; nil means PrivateAddr. Tests set it to make some
 	// loopback addresses look public.
@@ -361,6 +373,8 @@ func (o Options) check() error {
 		return fmt.Errorf("fetcher: unknown queue mode %d", o.QueueMode)
 	case o.DelayBetween != DelayBetweenRequests && o.DelayBetween != DelayBetweenConnections:
 		return fmt.Errorf("fetcher: unknown politeness mode %d", o.DelayBetween)
+	case o.IgnoreRobots && o.RobotsOnly:
+		return errors.New("fetcher: robots.txt ignored and robots.txt only at once")
 	}
 	return nil
 }

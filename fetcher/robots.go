@@ -61,6 +61,61 @@ func (r *robotsRules) delay() time.Duration {
 	return r.group.CrawlDelay
 }
 
+// allowAllRules are the rules of a run that ignores robots.txt
+// (Options.IgnoreRobots).
+var allowAllRules = &robotsRules{allowAll: true}
+
+// RobotsOnlyAllowed is the message of the result of a URL robots.txt
+// allows, under Options.RobotsOnly.
+const RobotsOnlyAllowed = "skipped: allowed by robots.txt (robots.txt check only, not fetched)"
+
+// What the fetcher made of an origin's robots.txt (RobotsFetch.Outcome).
+const (
+	RobotsParsed      = "parsed"      // a 200 answer, parsed: its rules apply
+	RobotsUnparsable  = "unparsable"  // a 200 answer that does not parse: everything allowed
+	RobotsAllowAll    = "allow-all"   // a 4xx or other non-5xx answer: everything allowed
+	RobotsDeferred    = "deferred"    // a 5xx answer: the host's URLs wait for a later round
+	RobotsUnreachable = "unreachable" // no answer: the host's URLs fail
+	RobotsRefused     = "refused"     // a refused address (private without AllowPrivate)
+)
+
+// RobotsFetch is how a run got one origin's robots.txt (see
+// Options.OnRobots).
+type RobotsFetch struct {
+	// Origin is scheme://host[:port].
+	Origin string
+	// Requests are the robots.txt URLs requested, redirects followed, in
+	// order, each with its HTTP status (0: no response).
+	Requests []RobotsRequest
+	// Status is the last answer's HTTP status (0: none); Body its body
+	// (at most RobotsLimit bytes) when Status is 200.
+	Status int
+	Body   []byte
+	// Outcome is what the fetcher made of it (RobotsParsed, ...) and
+	// Message why it failed, for the failures.
+	Outcome string
+	Message string
+	// Agent is the name matched against the User-agent lines.
+	Agent string
+	// CrawlDelay is the Crawl-delay of the group that applies (0: none).
+	CrawlDelay time.Duration
+}
+
+// RobotsRequest is one robots.txt request of a RobotsFetch.
+type RobotsRequest struct {
+	URL        string `json:"url"`
+	HTTPStatus int    `json:"http_status"`
+}
+
+// RobotsAllowed reports whether the robots.txt body (a 200 answer) lets
+// agent fetch u, as the fetcher decides it, with the Crawl-delay of the
+// group that applies and whether the body parsed (one that does not
+// allows everything).
+func RobotsAllowed(body []byte, agent string, u *url.URL) (allowed bool, crawlDelay time.Duration, parsed bool) {
+	rules, parsed := parseRobots(body, Options{Agent: agent}.robotsAgent())
+	return rules.allowed(u), rules.delay(), parsed
+}
+
 // robotsOutcome is how getting an origin's robots.txt ended.
 type robotsOutcome uint8
 
@@ -107,11 +162,41 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 		return nil, robotsWait, ""
 	}
 	target := origin + "/robots.txt"
+	var trace *RobotsFetch
+	if r.o.OnRobots != nil {
+		trace = &RobotsFetch{Origin: origin, Agent: r.agent}
+		defer func() {
+			if out == robotsAbandoned || out == robotsWait {
+				return
+			}
+			switch out {
+			case robotsDeferred:
+				trace.Outcome = RobotsDeferred
+			case robotsUnreachable:
+				trace.Outcome = RobotsUnreachable
+			case robotsRefused:
+				trace.Outcome = RobotsRefused
+			}
+			trace.Message = msg
+			if rules != nil {
+				trace.CrawlDelay = rules.delay()
+			}
+			r.o.OnRobots(trace)
+		}()
+	}
 	var resp *response
 	for hop := 0; ; hop++ {
 		var err error
 		began := time.Now()
 		resp, err = r.do(ctx, s, target, nil, RobotsLimit, true)
+		if trace != nil {
+			rq := RobotsRequest{URL: target}
+			if resp != nil {
+				rq.HTTPStatus = resp.status
+				trace.Status = resp.status
+			}
+			trace.Requests = append(trace.Requests, rq)
+		}
 		r.o.Count(CounterRobotsRequests, 1)
 		if resp != nil {
 			r.sched.answered(s, resp.elapsed, resp.body.wire, resp.keepAlive, resp.serverClosed, err != nil, 0)
@@ -153,11 +238,20 @@ func (r *run) robotsFor(ctx context.Context, s *server, u *url.URL) (rules *robo
 		if !ok {
 			r.o.Count(CounterRobotsUnparsable, 1)
 		}
+		if trace != nil {
+			trace.Body, trace.Outcome = resp.body.data, RobotsParsed
+			if !ok {
+				trace.Outcome = RobotsUnparsable
+			}
+		}
 	case st >= 500:
 		r.o.Count(CounterRobotsDeferred, 1)
 		return nil, robotsDeferred, fmt.Sprintf("robots.txt unavailable (HTTP %d)", st)
 	default:
 		rules = &robotsRules{allowAll: true, status: st}
+		if trace != nil {
+			trace.Outcome = RobotsAllowAll
+		}
 	}
 	r.sched.setRobots(s, origin, rules)
 	if d := rules.delay(); d > 0 {

@@ -845,8 +845,12 @@ func (r RoundResult) Summary() string {
 	}
 	if u := r.Update; u != nil {
 		fmt.Fprintf(&b, "  new URLs   %d; the CrawlDB has %d URLs", u.Added, u.Rows)
-		if n := u.StatusCounts[crawldb.StatusDBFetched.String()]; n > 0 {
-			fmt.Fprintf(&b, ", %d fetched", n)
+		fetched, notModified := u.StatusCounts[crawldb.StatusDBFetched.String()], u.StatusCounts[crawldb.StatusDBNotModified.String()]
+		if fetched > 0 || notModified > 0 {
+			fmt.Fprintf(&b, ", %d fetched", fetched)
+		}
+		if notModified > 0 {
+			fmt.Fprintf(&b, ", %d not modified", notModified)
 		}
 		b.WriteByte('\n')
 	}

@@ -347,9 +347,18 @@ func (s parseJob) Job() (mapreduce.Runnable, error) {
 
 // pageParser builds the parse reduce.
 func (s parseJob) pageParser() (*pageParser, error) {
-	filters, err := s.Filters.filters()
+	po, err := s.parserOptions()
 	if err != nil {
 		return nil, err
+	}
+	return &pageParser{p: parser.New(po), signature: s.Signature, parseTruncated: s.ParseTruncated, focus: s.Focus}, nil
+}
+
+// parserOptions are the options of the job's parser.
+func (s parseJob) parserOptions() (parser.Options, error) {
+	filters, err := s.Filters.filters()
+	if err != nil {
+		return parser.Options{}, err
 	}
 	po := parser.Options{MaxOutlinks: s.MaxOutlinks, Scope: s.Scope,
 		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks,
@@ -360,7 +369,7 @@ func (s parseJob) pageParser() (*pageParser, error) {
 	if filters != nil {
 		po.Filter = filters
 	}
-	return &pageParser{p: parser.New(po), signature: s.Signature, parseTruncated: s.ParseTruncated, focus: s.Focus}, nil
+	return po, nil
 }
 
 // parseValue is the parse job's shuffle value: a page's crawl_fetch

@@ -91,13 +91,18 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 	}
 	seen := st.seen // URL -> index in out, or -1 if dropped; cleared by reset
 
+	trace := p.o.Trace
 	if st.hasRefresh {
 		stats.Found++
 		if u, err := resolve(st.refresh); err != nil {
 			stats.drop("invalid", 1)
+			if trace != nil {
+				trace(LinkTrace{Href: st.refresh, Refresh: true, Err: err, Dropped: "invalid"})
+			}
 		} else {
 			res.RefreshURL, res.RefreshDelay = u, st.refreshDelay
-			if reason := c.check(u); reason != "" {
+			reason := c.check(u)
+			if reason != "" {
 				seen[u] = -1
 				stats.drop(reason, 1)
 			} else {
@@ -105,33 +110,39 @@ func (p *Parser) resolveLinks(res *Result, st *htmlState, page string) {
 				seen[u] = 0
 				out = append(out, segment.Outlink{URL: u})
 			}
+			if trace != nil {
+				trace(LinkTrace{Href: st.refresh, Refresh: true, URL: u, Dropped: reason})
+			}
 		}
 	}
 	for i := range st.links {
 		l := &st.links[i]
 		u, err := resolve(l.href)
-		if err != nil {
-			stats.drop("invalid", 1)
-			continue
-		}
-		if j, ok := seen[u]; ok {
-			stats.drop("duplicate", 1)
+		reason := ""
+		switch j, dup := seen[u]; {
+		case err != nil:
+			reason = "invalid"
+		case dup:
+			reason = "duplicate"
 			if j >= 0 && out[j].Anchor == "" && l.anchor != "" {
 				out[j].Anchor = l.anchor
 			}
-			continue
+		case p.maxOut >= 0 && len(out) >= p.maxOut:
+			reason = "cap"
+		default:
+			if reason = c.check(u); reason != "" {
+				seen[u] = -1
+			} else {
+				seen[u] = len(out)
+				out = append(out, segment.Outlink{URL: u, Anchor: l.anchor})
+			}
 		}
-		if p.maxOut >= 0 && len(out) >= p.maxOut {
-			stats.drop("cap", 1)
-			continue
-		}
-		if reason := c.check(u); reason != "" {
-			seen[u] = -1
+		if reason != "" {
 			stats.drop(reason, 1)
-			continue
 		}
-		seen[u] = len(out)
-		out = append(out, segment.Outlink{URL: u, Anchor: l.anchor})
+		if trace != nil {
+			trace(LinkTrace{Href: l.href, Anchor: l.anchor, URL: u, Err: err, Dropped: reason})
+		}
 	}
 	res.Outlinks = out
 	stats.Kept = len(out)

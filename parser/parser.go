@@ -84,6 +84,30 @@ type Options struct {
 	// the MD5 one only: Result.TextProfile is then nil. Profiling a page's
 	// text costs several times what its MD5 does.
 	NoTextProfile bool
+	// Trace, if set, is called once for every link the page's outlinks
+	// are made from, in document order (a refresh target first), with
+	// what the checks did to it: for checking tools (trawl parsechecker)
+	// that show why a link was kept or dropped. Links past MaxRawLinks
+	// and those of rel=nofollow anchors are only counted (Result.Links).
+	Trace func(LinkTrace)
+}
+
+// LinkTrace is what the parser did with one link of a page (see
+// Options.Trace).
+type LinkTrace struct {
+	// Href is the link as written in the page; Anchor its anchor text;
+	// Refresh is true for a <meta http-equiv=refresh> target.
+	Href    string
+	Anchor  string
+	Refresh bool
+	// URL is the link resolved against the base URL and normalized; ""
+	// when no URL could be made of it (Err says why).
+	URL string
+	Err error
+	// Dropped is "" for a kept link, else the reason it was dropped, as
+	// LinkStats.Dropped counts it ("self", "duplicate", "cap",
+	// "scope-host", "filter-" and the filter's reason, ...).
+	Dropped string
 }
 
 // Result is what parsing one page gives.

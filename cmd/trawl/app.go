@@ -53,6 +53,17 @@ type stdio struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	env            []string
+	// prog is the program as the user ran it (os.Args[0]: trawl,
+	// ./trawl, bin/trawl), for the commands a job suggests next.
+	prog string
+}
+
+// program returns the program as the user ran it, "trawl" if unknown.
+func (sio *stdio) program() string {
+	if sio.prog == "" {
+		return "trawl"
+	}
+	return sio.prog
 }
 
 // run runs trawl with args (args[0] is the program name) and returns the
@@ -66,6 +77,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}()
 	sio := &stdio{stdin: stdin, stdout: stdout, stderr: stderr, env: engineAlias(env)}
+	if len(args) > 0 {
+		sio.prog = args[0]
+	}
 	app := newApp(sio)
 	err := app.RunContext(ctx, reorderArgs(app, args))
 	if err == nil || errors.Is(err, hadoop.ErrDryRun) {
@@ -152,6 +166,8 @@ func newApp(sio *stdio) *cli.App {
 			clusterCommand(sio),
 			dbscanCommand(sio),
 			resolveCommand(sio),
+			parsecheckerCommand(sio),
+			robotscheckCommand(sio),
 			evalCommand(sio),
 			readdbCommand(sio),
 			readsegCommand(sio),
@@ -177,11 +193,12 @@ func newApp(sio *stdio) *cli.App {
 	return app
 }
 
-// prepare adds the global flags to a command and its sub-commands (so they
-// may follow the command name) and turns flag parsing errors into usage
+// prepare adds the global flags to a command, command groups included, and
+// its sub-commands (so they may follow any command name) and turns flag parsing errors into usage
 // errors rather than printing help on stdout.
 func prepare(c *cli.Command) {
 	c.OnUsageError = onUsageError
+	showSettingDefaults(c)
 	if c.Action == nil && len(c.Subcommands) > 0 {
 		c.Action = func(ctx *cli.Context) error {
 			if ctx.Args().Present() {
@@ -190,7 +207,9 @@ func prepare(c *cli.Command) {
 			return cli.ShowSubcommandHelp(ctx)
 		}
 	}
-	if len(c.Subcommands) == 0 && !c.Hidden && c.Name != "version" {
+	if !c.Hidden && c.Name != "version" {
+		// Every level, command groups included: `trawl readdb --crawl X
+		// stats` as well as `trawl readdb stats --crawl X`.
 		c.Flags = append(c.Flags, globalFlags()...)
 	}
 	for _, s := range c.Subcommands {

@@ -51,11 +51,11 @@ Examples:
    trawl cluster --eps 0.4 --min-pts 8 --sample-rate 0.1 --min-samples 5 --partitions 8
    trawl updatedb --schedule dynamic 20261121103000`,
 		Flags: []cli.Flag{
-			&cli.Float64Flag{Name: "eps", Usage: "DBSCAN radius `E` on the standardized features (cluster.eps; required)"},
-			&cli.IntFlag{Name: "min-pts", Usage: "points within eps, itself included, that make a core point (cluster.minPts, default 8)"},
-			&cli.Float64Flag{Name: "sample-rate", Usage: "share `R` of a cluster's members taken as samples (cluster.sampleRate, default 0.05)"},
-			&cli.IntFlag{Name: "min-samples", Usage: "least samples `K` per cluster (cluster.minSamples, default 3)"},
-			&cli.IntFlag{Name: "max-changes", Usage: "cluster pages with at most `M` observed changes; -1: all (cluster.maxChanges, default 16)"},
+			&cli.Float64Flag{Name: "eps", Usage: "DBSCAN radius `E` on the standardized features (cluster.eps; required: 0 is none)"},
+			&cli.IntFlag{Name: "min-pts", Usage: "points within eps, itself included, that make a core point (cluster.minPts)"},
+			&cli.Float64Flag{Name: "sample-rate", Usage: "share `R` of a cluster's members taken as samples (cluster.sampleRate)"},
+			&cli.IntFlag{Name: "min-samples", Usage: "least samples `K` per cluster (cluster.minSamples)"},
+			&cli.IntFlag{Name: "max-changes", Usage: "cluster pages with at most `M` observed changes; -1: all (cluster.maxChanges)"},
 			&cli.IntFlag{Name: "partitions", Usage: "boxes of the partitioned DBSCAN; 0: enough for --memory, at least the CPUs (cluster.partitions)"},
 			&cli.BoolFlag{Name: "suggest-eps", Usage: "print the k-distance knee for --min-pts and exit"},
 			forceFlag(),

@@ -113,7 +113,7 @@ func crawlFlags() []cli.Flag {
 		&cli.StringFlag{Name: "clock-url", Usage: "before each round, POST its simulated time to `URL`?t=TIME (a trawl simweb serve's http://ADDR/_simweb/clock)"},
 		&cli.BoolFlag{Name: "force", Usage: "on file systems without OS locks (HDFS): break the lock of a crawl that died, and stale CrawlDB and segment locks (holder dead, or older than lock.maxAge)"},
 		&cli.IntFlag{Name: "cluster-every", Usage: "after every `N`th round's updatedb, run trawl cluster (the dynamic schedule's clusters; the cluster.* settings apply); 0: never"},
-		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (default: the setting cluster.eps)"},
+		&cli.Float64Flag{Name: "cluster-eps", Usage: "DBSCAN radius `E` of --cluster-every's clustering (setting cluster.eps)"},
 		&cli.BoolFlag{Name: "simweb", Usage: "crawl the synthetic web, served in this process on 127.0.0.1", Category: "Synthetic web (--simweb):"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "simweb: `SEED` selecting the web", Category: "Synthetic web (--simweb):"},
 		&cli.IntFlag{Name: "hosts", Value: simweb.DefaultHosts, Usage: "simweb: regular hosts (`N`)", Category: "Synthetic web (--simweb):"},
@@ -348,24 +348,25 @@ func (s *session) printCrawlResult(res *jobs.CrawlResult, err error, srv *simweb
 // printCrawlTotals prints the totals of a crawl and where its CrawlDB is.
 func (s *session) printCrawlTotals(res *jobs.CrawlResult, srv *simweb.Server) {
 	out := s.io.stdout
-	var fetched, failed, added int64
+	var fetched, notModified, failed, added int64
 	for _, r := range res.Rounds {
 		if r.Fetch != nil {
 			fetched += r.Fetch.Fetched
+			notModified += r.Fetch.NotModified
 			failed += r.Fetch.Failed
 		}
 		if r.Update != nil {
 			added += r.Update.Added
 		}
 	}
-	fmt.Fprintf(out, "crawl: %d rounds in %s: %d pages fetched, %d failed, %d new URLs\n",
-		len(res.Rounds), res.Duration.Round(time.Millisecond), fetched, failed, added)
+	fmt.Fprintf(out, "crawl: %d rounds in %s: %d pages fetched, %d not modified, %d failed, %d new URLs\n",
+		len(res.Rounds), res.Duration.Round(time.Millisecond), fetched, notModified, failed, added)
 	if srv != nil {
 		fmt.Fprintf(out, "simweb: %d requests served; simulated time now %s\n", srv.AccessLog().Len(), srv.Now().Format(time.RFC3339))
 	}
 	crawl := s.crawl()
 	fmt.Fprintf(out, "CrawlDB: %s\n", jobs.CrawlDBDir(crawl))
-	fmt.Fprintf(out, "next:    trawl --crawl %s readdb stats\n", crawl)
+	fmt.Fprintf(out, "next:    %s --crawl %s readdb stats\n", s.io.program(), crawl)
 }
 
 // postClock returns a SetClock that POSTs the time to a simweb control

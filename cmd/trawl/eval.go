@@ -130,11 +130,11 @@ Examples:
    trawl eval revisit --policies adaptive,dynamic --eps 0.3 --recluster 7`,
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "pages", Value: 100000, Usage: "content pages of the web (`N`)"},
-				&cli.IntFlag{Name: "hosts", Usage: "regular hosts (`N`; default pages/100, at least 1)"},
+				&cli.IntFlag{Name: "hosts", Usage: "regular hosts (`N`)", DefaultText: "pages/100, at least 1"},
 				&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "`SEED` selecting the web"},
 				&cli.StringFlag{Name: "change", Value: "default", Usage: "change `MODEL` of the web: default, strong, weak, none or drift (trawl simweb serve --help)"},
 				&cli.IntFlag{Name: "days", Value: revisit.DefaultDays, Usage: "simulated days, one round a day (`D`)"},
-				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`; default 10% of the simulated pages)"},
+				&cli.IntFlag{Name: "budget", Usage: "fetches per round (`B`)", DefaultText: "10% of the simulated pages"},
 				&cli.StringFlag{Name: "budgets", Usage: "run the comparison at each budget of the comma-separated `LIST` of shares of the pages (5% or 0.05; not with --budget)"},
 				&cli.BoolFlag{Name: "no-tune", Usage: "do not tune the default and adaptive policies' initial interval to the budget (use schedule.defaultInterval)"},
 				&cli.IntFlag{Name: "recluster", Value: revisit.DefaultRecluster, Usage: "dynamic: days between DBSCAN runs (`K`)"},

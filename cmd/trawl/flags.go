@@ -295,3 +295,49 @@ func isSetHere(ctx *cli.Context, name string) bool {
 	}
 	return false
 }
+
+// fallbackSettings returns, for the command called command, the flags that
+// are not setting flags but default to a setting: the command reads the
+// setting when the flag is not given.
+func fallbackSettings(command string) map[string]string {
+	switch command {
+	case "cluster":
+		m := make(map[string]string, len(clusterFlagSettings))
+		for _, f := range clusterFlagSettings {
+			m[f.flag] = f.setting
+		}
+		return m
+	case "crawl":
+		return map[string]string{"cluster-eps": config.ClusterEps}
+	}
+	return nil
+}
+
+// showSettingDefaults makes the help of c's flags that default to a
+// setting (fallbackSettings) show the setting's default, which is what the
+// command uses when neither the flag nor the setting is given.
+func showSettingDefaults(c *cli.Command) {
+	fallbacks := fallbackSettings(c.Name)
+	for _, f := range c.Flags {
+		setting, ok := fallbacks[f.Names()[0]]
+		if !ok {
+			continue
+		}
+		s, ok := config.Lookup(setting)
+		if !ok {
+			panic(fmt.Sprintf("trawl: %s --%s: no setting %q", c.Name, f.Names()[0], setting))
+		}
+		switch f := f.(type) {
+		case *cli.IntFlag:
+			f.DefaultText = s.Default
+		case *cli.Float64Flag:
+			f.DefaultText = s.Default
+		case *cli.StringFlag:
+			f.DefaultText = s.Default
+		case *cli.DurationFlag:
+			f.DefaultText = s.Default
+		default:
+			panic(fmt.Sprintf("trawl: %s --%s: cannot show a default", c.Name, f.Names()[0]))
+		}
+	}
+}
