@@ -35,6 +35,8 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[rankScore](r)
 	mapreduce.Register[sitemapHostsJob](r)
 	mapreduce.Register[sitemapJob](r)
+	mapreduce.Register[mergeDB](r)
+	mapreduce.Register[mergeSegs](r)
 	return r
 }
 
