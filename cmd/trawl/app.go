@@ -160,6 +160,8 @@ func newApp(sio *stdio) *cli.App {
 			parseCommand(sio),
 			updatedbCommand(sio),
 			dedupCommand(sio),
+			mergedbCommand(sio),
+			mergesegsCommand(sio),
 			invertlinksCommand(sio),
 			linkrankCommand(sio),
 			crawlCommand(sio),
