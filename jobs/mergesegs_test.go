@@ -282,6 +282,32 @@ func TestMergeSegmentsNoLossNoDoubles(t *testing.T) {
 		}
 		t.Logf("%s: %d rows in, %d merged", p, total, len(want[p]))
 	}
+	// A page's rows agree: its content, parse signature and fetch are
+	// of one fetch.
+	fetchAt := map[string]time.Time{}
+	for _, f := range readParts[segment.Fetch](t, filepath.Join(merged, segment.DirFetch)) {
+		if _, dup := fetchAt[f.URL]; dup {
+			t.Errorf("%s fetched twice in the merge", f.URL)
+		}
+		fetchAt[f.URL] = f.FetchTime
+	}
+	for _, c := range readParts[segment.Content](t, filepath.Join(merged, segment.DirContent)) {
+		if !c.FetchTime.Equal(fetchAt[c.URL]) {
+			t.Errorf("%s: content of %s, fetch of %s", c.URL, c.FetchTime, fetchAt[c.URL])
+		}
+	}
+	sigs := 0
+	for _, p := range readParts[segment.ParseUpdate](t, filepath.Join(merged, segment.DirCrawlParse)) {
+		if p.Status == crawldb.StatusSignature {
+			sigs++
+			if !p.FetchTime.Equal(fetchAt[p.URL]) {
+				t.Errorf("%s: parse of the fetch of %s, fetch of %s", p.URL, p.FetchTime, fetchAt[p.URL])
+			}
+		}
+	}
+	if sigs == 0 {
+		t.Error("no parse signature in the merge")
+	}
 	st, err := segment.Inspect(storageLocal(), merged)
 	if err != nil || st.State != segment.StateMerged || len(st.Published) != 6 || len(st.Partial) != 0 {
 		t.Errorf("merged segment state %+v, %v", st, err)
@@ -402,4 +428,14 @@ func compareUpdates(t *testing.T, env Env, db0, merged string, sched ScheduleOpt
 	}
 	t.Logf("%d URLs alike but for: %d db_notmodified become db_fetched, %d of them last fetched by the older 200 a 304 confirmed",
 		len(seq), notModified, older)
+}
+
+// TestMergeSpecsRoundTrip checks that both merges' specs reach a Hadoop
+// Streaming task as they left the driver, and that Registry builds them.
+func TestMergeSpecsRoundTrip(t *testing.T) {
+	checkRoundTrip(t, mergeSegs{Inputs: []string{"a/1", "b/2"}, Parts: []string{segment.DirFetch, segment.DirContent},
+		Outs: []string{"o/_merging-1/3", "o/_merging-1/4"}, Slice: 10, Reduces: 1,
+		Filters: filterSpec{Schemes: []string{"http"}, MaxLength: 100}})
+	checkRoundTrip(t, mergeDB{Inputs: []string{"a/current", "b/current"}, Out: "o/tmp-1", Parts: 3,
+		Filters: filterSpec{Regex: []regexSpec{{Name: "r", Rules: "-x\n+."}}}})
 }
