@@ -18,6 +18,7 @@ import (
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/urlutil"
 )
 
 // JobMergeSegs is the engine job of MergeSegments, as Registry knows it.
@@ -121,12 +122,13 @@ type MergeSegmentsResult struct {
 // (success, redirect, gone, robots denied: not a retry, a 304, or a
 // skipped or refused URL), or the newest segment holding the URL at all
 // if none does. So a 304 or a failed retry in a newer segment does not
-// replace the content and parse an older one holds, as in Nutch
-// (NUTCH-1520). Every row of the winning segment for the URL is written,
+// replace the content and parse an older one holds, as in Nutch's
+// SegmentMerger. Every row of the winning segment for the URL is written,
 // none of the others'.
 //
-// A part is merged only if every input holds it published (as Nutch
-// does); the others are listed in Skipped. The new segments are named by
+// The rows are partitioned by host over the reduce tasks, as generate
+// partitions a fetch list. A part is merged only if every input holds it
+// published (as Nutch does); the others are listed in Skipped. The new segments are named by
 // Now (yyyyMMddHHmmss, one second apart with slices), carry
 // segment.MergedMarker if every input was merged into a CrawlDB (none
 // was: no marker; some were: an error, since the merged segment could be
@@ -579,6 +581,9 @@ func (s mergeSegs) Job() (mapreduce.Runnable, error) {
 		Inputs:    ins,
 		Reduce:    s.reduce,
 		NumReduce: s.Reduces,
+		// By host, as generate partitions a fetch list, so that a
+		// merged fetch list fetches each host in one task.
+		Partition: func(key string, n int) int { return mapreduce.HashPartitioner(urlutil.Host(key), n) },
 		Outputs:   outs,
 	}, nil
 }

@@ -131,7 +131,7 @@ Examples:
 			&cli.Int64Flag{Name: "slice", Usage: "at most `N` URLs per output segment (0: one segment)"},
 			&cli.BoolFlag{Name: "filter", Usage: "drop the URLs the URL filters (urlfilter.* settings) reject, and links to them"},
 			nowFlagDef("names the new segments"),
-			mergeForceFlag("no effect on the output"),
+			forceFlag(),
 		},
 		Action: action(sio, func(s *session, c *cli.Context) error {
 			return s.mergesegs(c)

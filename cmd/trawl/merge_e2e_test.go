@@ -144,6 +144,19 @@ func TestMergeCommands(t *testing.T) {
 		}
 	}
 
+	hsl := filepath.Join(r.dir, "HS")
+	hr.ok(append([]string{"--engine", "hadoop", "--crawl", a, "mergesegs", hsl, "--slice", "25",
+		"--dir", filepath.Join(a, "segments")}, now...)...)
+	if got, want := newSegments(t, hsl), newSegments(t, sl); len(got) != len(want) {
+		t.Errorf("hadoop slices %v, local %v", got, want)
+	} else {
+		for i := range got {
+			if !reflect.DeepEqual(segmentDump(t, r, got[i]), segmentDump(t, r, want[i])) {
+				t.Errorf("slice %s differs under --engine hadoop", got[i])
+			}
+		}
+	}
+
 	// mergedb: local, refused, forced, under hadoop.
 	md := filepath.Join(r.dir, "MD")
 	out := r.ok("mergedb", filepath.Join(md, "crawldb"), filepath.Join(a, "crawldb"), filepath.Join(b, "crawldb")).stdout
@@ -177,7 +190,7 @@ func TestMergeCommands(t *testing.T) {
 		}
 		ran[inv.TrawlJob]++
 	}
-	if !reflect.DeepEqual(ran, map[string]int{"mergesegs": 1, "mergedb": 1}) {
+	if !reflect.DeepEqual(ran, map[string]int{"mergesegs": 2, "mergedb": 1}) {
 		t.Errorf("jobs through hadoop jar: %v", ran)
 	}
 
@@ -200,6 +213,13 @@ func TestMergeCommands(t *testing.T) {
 	r.ok("--crawl", c, "updatedb", cseg[0], "--schedule", "default")
 	if l := r.ok("readseg", "list", cseg[0]).stdout; !strings.Contains(l, "merged") {
 		t.Errorf("after parse and updatedb:\n%s", l)
+	}
+
+	// Segments merged into a CrawlDB and one that is not cannot be merged.
+	res = r.fails(exitFailure, "mergesegs", filepath.Join(r.dir, "mixed"), segmentsOf(t, a)[0], segmentsOf(t, c)[0])
+	assertCleanError(t, res, "updatedb the others first")
+	if segs := newSegments(t, filepath.Join(r.dir, "mixed")); len(segs) != 0 {
+		t.Errorf("the refused merge made %v", segs)
 	}
 
 	// Kills: nothing published that later jobs would take; a rerun
