@@ -14,6 +14,7 @@ import (
 	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/simweb"
+	"github.com/trawl/trawl/urlutil"
 )
 
 // segRow is one row of one part of a segment: the page it belongs to
@@ -360,6 +361,50 @@ func TestMergeSegmentsNoLossNoDoubles(t *testing.T) {
 	}
 
 	compareUpdates(t, env, db0, merged, sched, olderWins)
+
+	// --filter: a host's rows and the links to it are dropped, nothing
+	// else changes.
+	var keys []string
+	for k := range winner {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	host := urlutil.Host(keys[len(keys)/2])
+	rules := filepath.Join(t.TempDir(), "rules.txt")
+	writeFile(t, rules, "-^http://"+strings.ReplaceAll(host, ".", `\.`)+"[:/]\n+.\n")
+	filtered := filepath.Join(t.TempDir(), "filtered")
+	fres, err := MergeSegments(context.Background(), env, MergeSegmentsOptions{OutDir: filtered, Segments: segs,
+		Filters: URLFilterOptions{RegexFiles: []string{rules}}, Now: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := false
+	for _, p := range segment.RecordDirs() {
+		var wantKept []string
+		for _, j := range want[p] {
+			var r struct {
+				URL     string `json:"URL"`
+				FromURL string `json:"FromURL"`
+			}
+			if err := json.Unmarshal([]byte(j), &r); err != nil {
+				t.Fatal(err)
+			}
+			if urlutil.Host(r.URL) == host || r.FromURL != "" && urlutil.Host(r.FromURL) == host {
+				dropped = true
+				continue
+			}
+			wantKept = append(wantKept, j)
+		}
+		if got := sortedJSON(readSegPart(t, filepath.Join(filtered, "20260201000000"), p)); !slices.Equal(got, wantKept) {
+			t.Errorf("filtered %s: %d rows, want %d", p, len(got), len(wantKept))
+		}
+		if fres.RowsFiltered[p] == 0 && p == segment.DirFetch {
+			t.Errorf("%s: nothing filtered", p)
+		}
+	}
+	if host == "" || !dropped {
+		t.Errorf("the filter of host %q dropped nothing", host)
+	}
 }
 
 // compareUpdates runs updatedb of the merged segment into a copy of db0
