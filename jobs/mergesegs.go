@@ -105,8 +105,10 @@ type MergeSegmentsResult struct {
 	// segments carry segment.MergedMarker too; Inverted the same for
 	// segment.InvertedMarker.
 	Merged, Inverted bool
-	Counters         *mapreduce.Counters
-	Duration         time.Duration
+	// Counters are the job's counters (nil when a rerun found the merge
+	// finished by a killed run: see MergeSegments).
+	Counters *mapreduce.Counters `json:"-"`
+	Duration time.Duration       `json:"-"`
 }
 
 // MergeSegments merges segments into one new segment, or several of at
@@ -136,13 +138,17 @@ type MergeSegmentsResult struct {
 // is inverted.
 //
 // The inputs are locked (segment.Lock) and only read. The job writes
-// into OutDir/_merging-XXXX, which no job takes for a segment; MergeSegments
-// checks that every row read was written or left out for a reason, then
-// renames each new segment into OutDir, where it appears whole. A failure
-// or a kill before that leaves no segment in OutDir (the next merge into
-// OutDir removes the staging directory); with slices, a kill between the
-// renames leaves the slices renamed so far, each a whole segment, with
-// the inputs as they were.
+// into OutDir/_merging-XXXX, which no job takes for a segment (OutDir is
+// locked meanwhile); MergeSegments checks that every row read was written
+// or left out for a reason, writes a journal of the new segments there,
+// then renames each into OutDir, where it appears whole. A failure or a
+// kill before the journal leaves no new segment in OutDir, and the next
+// merge into OutDir removes the staging directory. A kill after it (with
+// slices, between two renames) is finished by the next merge into OutDir,
+// which renames the remaining segments into place; if that merge is the
+// same request (segments, slice, filters), it returns the finished
+// merge's result instead of merging again, so a rerun after a kill never
+// makes a second copy.
 func MergeSegments(ctx context.Context, env Env, o MergeSegmentsOptions) (res *MergeSegmentsResult, err error) {
 	start := time.Now()
 	if err := o.Validate(); err != nil {
@@ -166,8 +172,17 @@ func MergeSegments(ctx context.Context, env Env, o MergeSegmentsOptions) (res *M
 		return nil, fmt.Errorf("mergesegs: %w", err)
 	}
 	defer env.unlock(outLock, &err)
-	if err := removeStaleMerges(outFS, outPath, log); err != nil {
+	request, err := mergeRequest(o)
+	if err != nil {
+		return nil, fmt.Errorf("mergesegs: %w", err)
+	}
+	finished, err := recoverMerges(outFS, outPath, outURI, request, log)
+	if err != nil {
 		return nil, err
+	}
+	if finished != nil {
+		finished.Duration = time.Since(start)
+		return finished, nil
 	}
 	ins, release, err := lockSegmentsForMerge(env, o.Segments)
 	if err != nil {
@@ -178,6 +193,7 @@ func MergeSegments(ctx context.Context, env Env, o MergeSegmentsOptions) (res *M
 	if err != nil {
 		return nil, err
 	}
+	plan.request = request
 	jr, err := env.Run(ctx, plan.spec)
 	if err != nil {
 		_ = outFS.RemoveAll(plan.stage)
@@ -264,6 +280,7 @@ func lockSegmentsForMerge(env Env, uris []string) (ins []mergeInput, release fun
 // mergePlan is a planned merge: the job's spec, the staging directory
 // (a path in the output's file system) and the new segments' names.
 type mergePlan struct {
+	request  string
 	spec     mergeSegs
 	stage    string
 	names    []string
@@ -426,23 +443,89 @@ func readMergeRecord(fsys storage.FS, dir string) (segment.MergeRecord, error) {
 	return rec, nil
 }
 
-// removeStaleMerges removes the staging directories of merges into dir
-// that were killed. The caller holds dir's lock.
-func removeStaleMerges(fsys storage.FS, dir string, log *slog.Logger) error {
+// publishJournal is the file a merge writes into its staging directory
+// once its segments are whole and checked, just before it renames them
+// into the output directory (a mergeJournal as JSON).
+const publishJournal = "_publishing"
+
+// mergeJournal records a merge being published: its request
+// (mergeRequest), the new segments' names and its result.
+type mergeJournal struct {
+	Request string              `json:"request"`
+	Names   []string            `json:"names"`
+	Result  MergeSegmentsResult `json:"result"`
+}
+
+// mergeRequest identifies what a merge was asked to do: its segments,
+// slice size and filters.
+func mergeRequest(o MergeSegmentsOptions) (string, error) {
+	segs := make([]string, len(o.Segments))
+	for i, s := range o.Segments {
+		segs[i] = strings.TrimRight(s, "/")
+	}
+	slices.Sort(segs)
+	b, err := json.Marshal(struct {
+		Segments []string
+		Slice    int64
+		Filters  URLFilterOptions
+	}{segs, o.Slice, o.Filters})
+	return string(b), err
+}
+
+// recoverMerges deals with what killed merges into dir left (the caller
+// holds dir's lock): a staging directory without a journal is removed; one
+// with a journal is published (its segments whole and checked), its
+// remaining segments renamed into dir, then removed. If such a merge was
+// the merge request asks for, its result is returned: a rerun of a merge
+// killed while publishing finishes it rather than merging again.
+func recoverMerges(fsys storage.FS, dir, dirURI, request string, log *slog.Logger) (*MergeSegmentsResult, error) {
 	ents, err := fsys.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("mergesegs: %w", err)
+		return nil, fmt.Errorf("mergesegs: %w", err)
 	}
+	var finished *MergeSegmentsResult
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), mergingPrefix) {
-			p := path.Join(dir, e.Name())
-			log.Info("removing what a killed merge left", "path", p)
-			if err := fsys.RemoveAll(p); err != nil {
-				return fmt.Errorf("mergesegs: remove %s: %w", p, err)
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), mergingPrefix) {
+			continue
+		}
+		stage := path.Join(dir, e.Name())
+		data, err := storage.ReadFile(fsys, path.Join(stage, publishJournal))
+		switch {
+		case isNotExist(err):
+			log.Info("removing what a killed merge left", "path", stage)
+		case err != nil:
+			return nil, fmt.Errorf("mergesegs: %w", err)
+		default:
+			var j mergeJournal
+			if err := json.Unmarshal(data, &j); err != nil {
+				return nil, fmt.Errorf("mergesegs: %s: %w", path.Join(stage, publishJournal), err)
+			}
+			moved := 0
+			for _, name := range j.Names {
+				if ok, err := storage.Exists(fsys, path.Join(stage, name)); err != nil {
+					return nil, fmt.Errorf("mergesegs: %w", err)
+				} else if !ok {
+					continue // renamed before the kill
+				}
+				if err := fsys.Rename(path.Join(stage, name), path.Join(dir, name)); err != nil {
+					return nil, fmt.Errorf("mergesegs: finish the publishing of a killed merge: %w", err)
+				}
+				moved++
+			}
+			log.Warn("finished publishing the segments of a killed merge", "segments", j.Names, "renamed_now", moved)
+			if moved > 0 && j.Request == request {
+				r := j.Result
+				for _, name := range j.Names {
+					r.Segments = append(r.Segments, storage.Join(dirURI, name))
+				}
+				finished = &r
 			}
 		}
+		if err := fsys.RemoveAll(stage); err != nil {
+			return nil, fmt.Errorf("mergesegs: remove %s: %w", stage, err)
+		}
 	}
-	return nil
+	return finished, nil
 }
 
 // publishMerge drops the empty slices, writes the markers into the new
@@ -475,10 +558,17 @@ func publishMerge(env Env, plan *mergePlan, res *MergeSegmentsResult, outFS stor
 		keep = append(keep, name)
 		res.URLs = append(res.URLs, n)
 	}
+	j, err := json.Marshal(mergeJournal{Request: plan.request, Names: keep, Result: *res})
+	if err != nil {
+		return fail(err)
+	}
+	if err := storage.WriteFileAtomic(outFS, path.Join(plan.stage, publishJournal), j); err != nil {
+		return fail(err)
+	}
 	killpoint.Reached(JobMergeSegs, "before-publish")
 	for i, name := range keep {
 		if i > 0 {
-			killpoint.Reached(JobMergeSegs, "published-1")
+			killpoint.Reached(JobMergeSegs, "renamed-1")
 		}
 		if err := outFS.Rename(path.Join(plan.stage, name), path.Join(outPath, name)); err != nil {
 			if i == 0 {

@@ -116,10 +116,11 @@ urlfilter.* settings reject, and the links to them.
 
 The inputs are locked while they are read, and left as they were. The merge
 is built in OUT_DIR/_merging-*, checked (every row read was written, or left
-out as older or filtered) and renamed into OUT_DIR, so a failure or a kill
-leaves no new segment (with --slice, a kill between the renames leaves the
-slices renamed so far, each whole); the next merge into OUT_DIR removes what
-a killed one left.
+out as older or filtered), and renamed into OUT_DIR, each new segment whole.
+A failure or a kill before the renames leaves no new segment; a kill during
+them (with --slice) is finished by the next mergesegs into OUT_DIR, and a
+rerun of the same command then reports the finished merge instead of
+merging again.
 
 Examples:
    trawl --crawl ./crawl mergesegs ./merged --dir ./crawl/segments

@@ -224,7 +224,7 @@ func TestMergeCommands(t *testing.T) {
 
 	// Kills: nothing published that later jobs would take; a rerun
 	// finishes.
-	for _, point := range []string{"mergesegs:publish-ready", "mergesegs:before-publish"} {
+	for _, point := range []string{"mergesegs:publish-ready", "mergesegs:published-3", "mergesegs:before-publish"} {
 		k := filepath.Join(r.dir, "K-"+strings.ReplaceAll(point, ":", "-"))
 		args := append([]string{"--crawl", a, "mergesegs", k, "--dir", filepath.Join(a, "segments")}, now...)
 		killAt(t, r, point, args...)
@@ -243,6 +243,32 @@ func TestMergeCommands(t *testing.T) {
 			t.Errorf("%s: left %v", point, ents)
 		}
 	}
+	// Killed between the renames of its slices: the rerun finishes the
+	// publishing, with the slices the killed run named, and merges
+	// nothing again.
+	ks := filepath.Join(r.dir, "KS")
+	sargs := append([]string{"--crawl", a, "mergesegs", ks, "--slice", "25", "--dir", filepath.Join(a, "segments")}, now...)
+	killAt(t, r, "mergesegs:renamed-1", sargs...)
+	if segs := newSegments(t, ks); len(segs) != 1 {
+		t.Errorf("killed after the first slice's rename: %v", segs)
+	}
+	res = r.ok(sargs...)
+	if !strings.Contains(res.stdout, "new segment:") {
+		t.Errorf("the rerun printed:\n%s", res.stdout)
+	}
+	gotSl, wantSl := newSegments(t, ks), newSegments(t, sl)
+	if len(gotSl) != len(wantSl) {
+		t.Fatalf("after the rerun: %v, want slices like %v", gotSl, wantSl)
+	}
+	for i := range gotSl {
+		if filepath.Base(gotSl[i]) != filepath.Base(wantSl[i]) || !reflect.DeepEqual(segmentDump(t, r, gotSl[i]), segmentDump(t, r, wantSl[i])) {
+			t.Errorf("slice %s differs from %s", gotSl[i], wantSl[i])
+		}
+	}
+	if ents, _ := os.ReadDir(ks); len(ents) != len(wantSl) {
+		t.Errorf("left in %s: %v", ks, ents)
+	}
+
 	for _, point := range []string{"mergedb:publish-ready", "mergedb:before-install"} {
 		k := filepath.Join(r.dir, "KD-"+strings.ReplaceAll(point, ":", "-"))
 		args := []string{"mergedb", filepath.Join(k, "crawldb"), filepath.Join(a, "crawldb"), filepath.Join(b, "crawldb")}
