@@ -265,8 +265,8 @@ func TestMergeCorruptInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), filepath.Base(cparts[0])) {
 		t.Errorf("mergesegs of a truncated content part: %v", err)
 	}
-	if ents, _ := os.ReadDir(outDir); len(ents) != 0 {
-		t.Errorf("a failed mergesegs left %v in its output directory", ents)
+	if dirExists(outDir) {
+		t.Errorf("a failed mergesegs left its output directory %s", outDir)
 	}
 	if after := treeOf(t, segs[2]); !reflect.DeepEqual(after, before2) || len(before) != len(after) {
 		t.Errorf("the input segment changed:\n%v\n%v", before2, after)

@@ -163,9 +163,18 @@ func MergeSegments(ctx context.Context, env Env, o MergeSegmentsOptions) (res *M
 	if err != nil {
 		return nil, fmt.Errorf("mergesegs: output %s: %w", outURI, err)
 	}
+	existed, err := storage.Exists(outFS, outPath)
+	if err != nil {
+		return nil, fmt.Errorf("mergesegs: output %s: %w", outURI, err)
+	}
 	if err := outFS.MkdirAll(outPath); err != nil {
 		return nil, fmt.Errorf("mergesegs: create %s: %w", outURI, err)
 	}
+	defer func() {
+		if err != nil && !existed {
+			removeIfEmpty(outFS, outPath)
+		}
+	}()
 	outLock, err := crawldb.LockWith(outFS, outPath, JobMergeSegs, env.ForceLock, crawldb.LockOptions{
 		MaxAge: env.LockMaxAge, NoMaxAge: env.NoLockMaxAge, Logger: env.log(), What: "segments directory"})
 	if err != nil {
