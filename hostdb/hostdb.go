@@ -77,6 +77,24 @@ type Host struct {
 	// LastSuccess its latest success.
 	LastFetch   time.Time `parquet:"last_fetch,optional,timestamp(millisecond)"`
 	LastSuccess time.Time `parquet:"last_success,optional,timestamp(millisecond)"`
+	// Responses counts the fetches whose response time crawl_fetch
+	// records (segments written before trawl recorded it have none) and
+	// ResponseMillis sums those times: AvgResponseTime is their mean.
+	Responses      int64 `parquet:"responses"`
+	ResponseMillis int64 `parquet:"response_ms"`
+	// RetryAfters counts the host's 429 and 503 answers that carried a
+	// Retry-After header (the fetcher waits as asked, within
+	// fetcher.maxRetryAfter, before the host's next request).
+	RetryAfters int64 `parquet:"retry_afters"`
+}
+
+// AvgResponseTime returns the mean response time of the host's fetches
+// that recorded one (0 if none did).
+func (h Host) AvgResponseTime() time.Duration {
+	if h.Responses == 0 {
+		return 0
+	}
+	return time.Duration(h.ResponseMillis) * time.Millisecond / time.Duration(h.Responses)
 }
 
 // URLs returns the number of the host's URLs in the CrawlDB.

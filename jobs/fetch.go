@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net/http"
 	"path"
 	"slices"
@@ -791,7 +792,7 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 	fr := segment.Fetch{
 		URL: r.Request.URL, Status: r.Status, FetchTime: r.Time.UTC(), HTTPStatus: int32(r.HTTPStatus),
 		ContentType: r.ContentType, RedirectURL: r.RedirectURL, ETag: r.ETag, LastModified: r.LastModified,
-		Message: r.Message,
+		Message: r.Message, ResponseMillis: int32(min(r.Elapsed.Milliseconds(), math.MaxInt32)),
 	}
 	if r.Request.ID >= 0 {
 		fr.Datum = rec.rows[r.Request.ID]

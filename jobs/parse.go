@@ -429,7 +429,7 @@ func parseJobInputs(seg string) []mapreduce.Input[parseValue] {
 			}
 			emit(f.URL, parseValue{Kind: parseKindFetch, Fetch: parseFetchOf(&f)})
 			return nil
-		}, mapreduce.RequireSuccess()),
+		}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()),
 	}
 }
 

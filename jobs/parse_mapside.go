@@ -96,7 +96,7 @@ func readFetchPart(t *mapreduce.Task, uri string) (map[string]*sideFetch, error)
 	if err != nil {
 		return nil, fmt.Errorf("crawl_fetch part of %s: %w", t.Split, err)
 	}
-	r, err := parquetio.Open[segment.Fetch](f, uri)
+	r, err := parquetio.Open[segment.Fetch](f, uri, parquetio.AllowMissingColumns())
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("crawl_fetch part of %s: %w", t.Split, err)

@@ -193,7 +193,7 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 				URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
 		}
 		return nil
-	}, mapreduce.RequireSuccess())
+	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
 
 // parseInput reads a segment's crawl_parse: signatures and links.

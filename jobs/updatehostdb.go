@@ -226,6 +226,8 @@ type hostFetchRow struct {
 	Status    crawldb.Status `parquet:"status"`
 	FetchTime time.Time      `parquet:"fetch_time,optional,timestamp(millisecond)"`
 	Message   string         `parquet:"message"`
+	// ResponseMillis is missing (0) in segments older than the column.
+	ResponseMillis int32 `parquet:"response_ms"`
 }
 
 // The kinds of fetch outcomes updatehostdb tells apart (fetchEvent.Kind).
@@ -242,6 +244,10 @@ type fetchEvent struct {
 	DNS    bool // a failure to resolve the host
 	Robots bool // a failure to get robots.txt
 	URL    string
+	// Millis is the response time (0: none recorded); RetryAfter says the
+	// answer was a 429 or 503 with a Retry-After header.
+	Millis     int32 `json:",omitempty"`
+	RetryAfter bool  `json:",omitempty"`
 }
 
 // hostValue is one input's contribution to a host: CrawlDB counts (a
@@ -262,7 +268,7 @@ type hostValue struct {
 // ..." (unreachable) or a fetch_skipped "skipped: robots.txt unavailable
 // (HTTP 503)".
 func classifyFetch(r *hostFetchRow) (fetchEvent, bool) {
-	ev := fetchEvent{Time: r.FetchTime, URL: r.URL}
+	ev := fetchEvent{Time: r.FetchTime, URL: r.URL, Millis: max(r.ResponseMillis, 0)}
 	switch r.Status {
 	case crawldb.StatusFetchSuccess, crawldb.StatusFetchNotModified, crawldb.StatusFetchRedirTemp,
 		crawldb.StatusFetchRedirPerm, crawldb.StatusFetchGone:
@@ -275,6 +281,9 @@ func classifyFetch(r *hostFetchRow) (fetchEvent, bool) {
 		msg, ev.Robots = strings.CutPrefix(msg, "robots.txt: ")
 		ev.DNS = strings.HasPrefix(msg, "resolve ")
 		ev.Robots = ev.Robots && !ev.DNS // the name, not robots.txt, failed
+		// The fetcher's message of a 429 or 503 whose Retry-After it
+		// honoured: "exception: http 503 ..., Retry-After 30s".
+		ev.RetryAfter = strings.Contains(r.Message, ", Retry-After ")
 	case crawldb.StatusFetchSkipped:
 		if !strings.HasPrefix(r.Message, "skipped: robots.txt unavailable") {
 			return ev, false
@@ -455,6 +464,7 @@ func reduceHost(t *mapreduce.Task, host string, values iter.Seq[hostValue], out 
 		h.RobotsDenied, h.RobotsFailures, h.RobotsFailed = old.RobotsDenied, old.RobotsFailures, old.RobotsFailed
 		h.DNSFailures, h.LastDNSFailure = old.DNSFailures, old.LastDNSFailure
 		h.LastFetch, h.LastSuccess = old.LastFetch, old.LastSuccess
+		h.Responses, h.ResponseMillis, h.RetryAfters = old.Responses, old.ResponseMillis, old.RetryAfters
 		h.Homepage = betterHomepage(h.Homepage, old.Homepage)
 	}
 	h.Unfetched, h.Fetched, h.Gone, h.RedirTemp = counts[0], counts[1], counts[2], counts[3]
@@ -481,6 +491,13 @@ func reduceHost(t *mapreduce.Task, host string, values iter.Seq[hostValue], out 
 // applyFetch adds one fetch, later than every fetch h has, to h's record.
 func applyFetch(h *hostdb.Host, ev fetchEvent) {
 	h.LastFetch = ev.Time
+	if ev.Millis > 0 {
+		h.Responses++
+		h.ResponseMillis += int64(ev.Millis)
+	}
+	if ev.RetryAfter {
+		h.RetryAfters++
+	}
 	switch ev.Kind {
 	case evSuccess:
 		h.Successes++

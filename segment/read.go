@@ -203,7 +203,9 @@ func eachPart[T any](fsys storage.FS, dir string, f func(r *parquetio.Reader[T])
 		if err != nil {
 			return err
 		}
-		r, err := parquetio.Open[T](file, p)
+		// Record types gain columns (crawl_fetch's response_ms): older
+		// segments read them as zero.
+		r, err := parquetio.Open[T](file, p, parquetio.AllowMissingColumns())
 		if err != nil {
 			file.Close()
 			return err

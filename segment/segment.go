@@ -62,6 +62,11 @@ type Fetch struct {
 	LastModified string `parquet:"last_modified"`
 	// Message explains failures (protocol status text).
 	Message string `parquet:"message"`
+	// ResponseMillis is how long the request took, in milliseconds, from
+	// sending it to having the body (0: no response; segments written
+	// before trawl recorded it have no such column, and readers take it
+	// as 0).
+	ResponseMillis int32 `parquet:"response_ms"`
 	// Datum is the fetch-list datum the fetch started from, carried so
 	// updatedb can apply the schedule without the old CrawlDB row.
 	Datum crawldb.Datum `parquet:"datum"`

@@ -193,7 +193,7 @@ func (s *session) readhostdbStats(c *cli.Context) error {
 // hostColumns are readhostdb dump's columns, in order.
 var hostColumns = append(append([]string{"host", "homepage"}, hostdb.StatusColumns...),
 	"successes", "failures", "failure_streak", "robots_denied", "robots_failures", "robots_failed",
-	"dns_failures", "last_dns_failure", "last_fetch", "last_success")
+	"dns_failures", "last_dns_failure", "last_fetch", "last_success", "avg_response_ms", "retry_afters")
 
 // hostValues returns h's values in hostColumns' order, and whether each
 // is a string in JSON.
@@ -214,6 +214,8 @@ func hostValues(h *hostdb.Host) ([]string, []bool) {
 		}
 		vals, str = append(vals, v), append(str, true)
 	}
+	vals = append(vals, strconv.FormatInt(h.AvgResponseTime().Milliseconds(), 10), strconv.FormatInt(h.RetryAfters, 10))
+	str = append(str, false, false)
 	return vals, str
 }
 
