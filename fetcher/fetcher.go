@@ -81,6 +81,14 @@ type Result struct {
 	// from the network.
 	Elapsed   time.Duration
 	WireBytes int64
+	// With Options.KeepExchange (and a response): RequestHeader is the
+	// header of the request sent (Host is the URL's), RemoteIP the
+	// server's address ("" if unknown), Proto the response's protocol
+	// ("HTTP/1.1"), and Body is kept for every status, cut at the
+	// content limit as a success's.
+	RequestHeader http.Header
+	RemoteIP      string
+	Proto         string
 }
 
 // Stats summarize a run.
@@ -857,6 +865,11 @@ type response struct {
 	serverClosed bool // the server ended it (Connection: close, HTTP/1.0)
 	keepAlive    bool
 	elapsed      time.Duration
+	// With Options.KeepExchange: the request header sent, the server's
+	// IP address and the response's protocol.
+	reqHeader http.Header
+	remoteIP  string
+	proto     string
 }
 
 // do sends one GET for rawURL over s's connection and reads the body (at
@@ -887,10 +900,14 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 			t.Stop()
 		}
 	}()
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+	var remote net.Addr // with KeepExchange; GotConn runs within RoundTrip
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t := time.AfterFunc(r.o.ReadTimeout, func() { cancel(errReadTimeout) })
 		if old := readTimer.Swap(t); old != nil {
 			old.Stop()
+		}
+		if r.o.KeepExchange && info.Conn != nil {
+			remote = info.Conn.RemoteAddr()
 		}
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(safeCtx, trace), http.MethodGet, rawURL, nil)
@@ -923,13 +940,20 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 		return &response{status: resp.StatusCode, header: resp.Header, body: b, closed: true, elapsed: time.Since(began)},
 			requestError(reqCtx, err, r.o.ReadTimeout)
 	}
-	return &response{
+	out := &response{
 		status: resp.StatusCode, header: resp.Header, body: b,
 		closed:       resp.Close || b.truncated,
 		serverClosed: resp.Close,
 		keepAlive:    resp.ProtoAtLeast(1, 1) && !resp.Close,
 		elapsed:      time.Since(began),
-	}, nil
+	}
+	if r.o.KeepExchange {
+		out.reqHeader, out.proto = req.Header, resp.Proto
+		if ta, ok := remote.(*net.TCPAddr); ok {
+			out.remoteIP = ta.IP.String()
+		}
+	}
+	return out, nil
 }
 
 // readTimeoutError is a request cut off by the read timeout.
@@ -998,6 +1022,7 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 	if resp != nil {
 		elapsed, wire = resp.elapsed, resp.body.wire
 		res.HTTPStatus, res.Header, res.Elapsed, res.WireBytes = resp.status, resp.header, resp.elapsed, wire
+		res.RequestHeader, res.RemoteIP, res.Proto = resp.reqHeader, resp.remoteIP, resp.proto
 	}
 	if err != nil {
 		var ref *RefusedError
@@ -1046,6 +1071,9 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		}
 	case res.Code != CodeNotModified:
 		res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
+	}
+	if r.o.KeepExchange && res.Code != CodeSuccess {
+		res.Body, res.Truncated = resp.body.data, resp.body.truncated
 	}
 	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.serverClosed, res.Code.IsException(), r.o.ExceptionBackoff)
 	return res, resp.closed, exceptions

@@ -205,6 +205,11 @@ type Options struct {
 	// Run's context instead aborts the run (Run returns the context's
 	// error).
 	Stop <-chan struct{}
+	// KeepExchange keeps in each Result what an archive of the exchange
+	// needs (a WARC writer): the request header sent, the server's IP
+	// address, the response's protocol, and the body of every response,
+	// not only of successes. Off (the zero value), none of it is kept.
+	KeepExchange bool
 
 	// privateAddr judges the addresses the guard refuses without
 	// AllowPrivate; nil means PrivateAddr. Tests set it to make some
