@@ -215,7 +215,7 @@ func WriteFiles[O any](path string, newSink func(part int, create func(name stri
 // fileSink adapts a FileSink to the engine's partSink.
 type fileSink[O any] struct{ s FileSink[O] }
 
-func (f fileSink[O]) offer(o *O) error                 { return f.s.Write(o) }
+func (f fileSink[O]) offer(o *O) error                  { return f.s.Write(o) }
 func (f fileSink[O]) close() (rows, n int64, err error) { return f.s.Close() }
 
 // Write is an output of every record of type O, as Parquet part files under

@@ -29,7 +29,7 @@ type Record struct {
 	// Type, ID, Date, TargetURI, IP, ConcurrentTo, WarcinfoID,
 	// ContentType, BlockDigest, PayloadDigest, Truncated and Filename are
 	// the WARC header fields of those names ("" when absent).
-	Type, ID, Date, TargetURI, IP, ConcurrentTo, WarcinfoID string
+	Type, ID, Date, TargetURI, IP, ConcurrentTo, WarcinfoID      string
 	ContentType, BlockDigest, PayloadDigest, Truncated, Filename string
 	// Status and Header are an HTTP response's; RequestLine and Header an
 	// HTTP request's.
