@@ -136,8 +136,8 @@ func (p *plan[V, O]) compileOutputs() error {
 			return fmt.Errorf("mapreduce: job %s: output %d is nil", j.Name, i)
 		}
 		impl := out.output()
-		if impl.sink == nil || impl.path == "" {
-			return fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write or WriteRouted", j.Name, i, out.Path())
+		if (impl.sink == nil && impl.files == nil) || impl.path == "" {
+			return fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write, WriteRouted or WriteFiles", j.Name, i, out.Path())
 		}
 		if k, dup := seen[strings.TrimRight(impl.path, "/")]; dup {
 			return fmt.Errorf("mapreduce: job %s: outputs %d and %d are both %s", j.Name, k, i, impl.path)

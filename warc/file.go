@@ -23,7 +23,8 @@ const DefaultPrefix = "trawl"
 type Info struct {
 	// Software names the writing software and its version.
 	Software string
-	// Agent is the crawler's User-Agent (http-header-user-agent) and
+	// Agent is the crawler's User-Agent (http-header-user-agent; ""
+	// takes the User-Agent of the file's first request) and
 	// Robots its robots.txt policy ("obey" or "ignore"). Operator,
 	// Description and IsPartOf are written when set.
 	Agent, Robots                   string
@@ -168,7 +169,7 @@ func (fw *FileWriter) write(e *Exchange) error {
 		}
 	}
 	if fw.w == nil {
-		if err := fw.openFile(); err != nil {
+		if err := fw.openFile(e); err != nil {
 			return err
 		}
 	}
@@ -223,8 +224,9 @@ func (fw *FileWriter) write(e *Exchange) error {
 	return nil
 }
 
-// openFile opens the next file and writes its warcinfo record.
-func (fw *FileWriter) openFile() error {
+// openFile opens the next file and writes its warcinfo record; without
+// an Info.Agent, the agent is the User-Agent of e's request.
+func (fw *FileWriter) openFile(e *Exchange) error {
 	name := FileName(fw.o.Prefix, fw.o.Now(), fw.stats.Files, fw.o.Host)
 	f, err := fw.o.Create(name)
 	if err != nil {
@@ -245,7 +247,7 @@ func (fw *FileWriter) openFile() error {
 	rec := Record{
 		Fields: []Field{{"WARC-Type", TypeWarcinfo}, {"WARC-Record-ID", id}, {"WARC-Date", FormatDate(fw.o.Now())},
 			{"WARC-Filename", name}, {"Content-Type", ContentTypeWarcFields}},
-		Head:            fw.o.Info.fields(fw.o.Host),
+		Head:            fw.info(e).fields(fw.o.Host),
 		NoPayloadDigest: true,
 	}
 	if _, err := w.Write(&rec); err != nil {
@@ -253,6 +255,15 @@ func (fw *FileWriter) openFile() error {
 	}
 	fw.stats.Records++
 	return nil
+}
+
+// info is the warcinfo of a file opened for e.
+func (fw *FileWriter) info(e *Exchange) Info {
+	in := fw.o.Info
+	if in.Agent == "" && e.RequestHeader != nil {
+		in.Agent = e.RequestHeader.Get("User-Agent")
+	}
+	return in
 }
 
 // closeFile finishes the current file and writes its index.
