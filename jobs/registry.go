@@ -32,6 +32,7 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[rankNodes](r)
 	mapreduce.Register[rankIterate](r)
 	mapreduce.Register[rankScore](r)
+	mapreduce.Register[warcExport](r)
 	return r
 }
 

@@ -205,3 +205,69 @@ func TestFetchWithoutWARC(t *testing.T) {
 		t.Error("a fetch without WARC wrote a warc directory")
 	}
 }
+
+// TestExportWARC: warc export writes a fetched segment's content as
+// response records an independent reader validates, each payload the
+// page served, with indexes addressing them; into the segment by
+// default, refusing to overwrite without Force; and the same as Hadoop
+// Streaming map tasks.
+func TestExportWARC(t *testing.T) {
+	site := serveWARCSite(t)
+	now := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	env := testEnv(t)
+	gen := generateAll(t, env, site.urls(), now, 2)
+	if _, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "warc-test", NoServerDelay: true,
+		AllowPrivate: true, NoProgressLog: true, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, dir string) {
+		t.Helper()
+		d := warctest.CheckDir(t, dir)
+		resp := d.Responses()
+		if len(resp) != 4 {
+			t.Errorf("%d response records, want the 4 pages fetched with success", len(resp))
+		}
+		for u, r := range resp {
+			body := site.bodies[strings.TrimPrefix(u, site.srv.URL)]
+			if r.Status != 200 || !bytes.Equal(r.Payload, body) || r.ConcurrentTo != "" {
+				t.Errorf("%s: status %d, %d bytes (served %d), concurrent to %q", u, r.Status, len(r.Payload), len(body), r.ConcurrentTo)
+			}
+		}
+	}
+	res, err := ExportWARC(context.Background(), env, WARCExportOptions{Segments: []string{gen.Segment}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inSeg := filepath.Join(gen.Segment, segment.DirWARC)
+	if res.Responses != 4 || res.Files == 0 || len(res.Outputs) != 1 || res.Outputs[0] != inSeg {
+		t.Errorf("result %+v", res)
+	}
+	check(t, inSeg)
+	before, _ := os.ReadDir(inSeg)
+	if _, err := ExportWARC(context.Background(), env, WARCExportOptions{Segments: []string{gen.Segment}}); err == nil ||
+		!strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a second export without Force: %v", err)
+	}
+	if after, _ := os.ReadDir(inSeg); len(after) != len(before) {
+		t.Errorf("a refused export changed %s", inSeg)
+	}
+	if _, err := ExportWARC(context.Background(), env, WARCExportOptions{Segments: []string{gen.Segment}, Force: true}); err != nil {
+		t.Errorf("an export with Force: %v", err)
+	}
+	check(t, inSeg)
+
+	senv := env
+	senv.Runner = streamingMapOnly(t, env.Storage)
+	out := filepath.Join(t.TempDir(), "export")
+	if _, err := ExportWARC(context.Background(), senv, WARCExportOptions{Segments: []string{gen.Segment}, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	check(t, out)
+
+	// A segment without content is refused, and nothing is written.
+	gen2 := generateAll(t, testEnv(t), site.urls(), now, 1)
+	if _, err := ExportWARC(context.Background(), env, WARCExportOptions{Segments: []string{gen2.Segment}}); err == nil ||
+		dirExists(filepath.Join(gen2.Segment, segment.DirWARC)) {
+		t.Errorf("export of an unfetched segment: %v", err)
+	}
+}

@@ -126,6 +126,7 @@ func crawlFlags() []cli.Flag {
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	flags = append(flags, settingFlag("parse-job"))
+	flags = append(flags, warcFlags()...)
 	flags = append(flags, focusFlags()...)
 	return flags
 }
