@@ -155,6 +155,7 @@ func newApp(sio *stdio) *cli.App {
 			readdbCommand(sio),
 			readsegCommand(sio),
 			readlinkdbCommand(sio),
+			warcCommand(sio),
 			simwebCommand(sio),
 			configCommand(sio),
 			versionCommand(sio),
