@@ -180,10 +180,26 @@ func TestWARCHadoopEngine(t *testing.T) {
 	r.ok(append(fetchArgs(srv, crawl, "0s", "--warc"), "--engine", "hadoop")...)
 	seg := segmentsOf(t, crawl)[0]
 	checkSegmentWARC(t, seg, filepath.Join(seg, segment.DirWARC), true)
-	if names, _ := filepath.Glob(filepath.Join(seg, segment.DirWARC, "*.warc.gz")); len(names) != 3 {
-		t.Errorf("%d WARC files, want one per map task (3)", len(names))
+	parts, _ := filepath.Glob(filepath.Join(seg, segment.DirGenerate, "part-*.parquet"))
+	if names, _ := filepath.Glob(filepath.Join(seg, segment.DirWARC, "*.warc.gz")); len(names) != len(parts) || len(parts) < 2 {
+		t.Errorf("%d WARC files, want one per map task (%d)", len(names), len(parts))
 	}
 	out := filepath.Join(r.dir, "archive")
 	r.ok(append(g, "warc", "export", "--out", out, seg)...)
 	checkSegmentWARC(t, seg, out, false)
+}
+
+// TestWARCCrawl: crawl --warc archives its round's fetch (parsed in the
+// fetch job, crawl's default) in the segment.
+func TestWARCCrawl(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	srv, seeds := slowWeb(t, r.dir, 2, 20)
+	crawl := filepath.Join(r.dir, "crawl")
+	r.ok(crawlArgs(srv, crawl, "--seeds", seeds, "--rounds", "1", "--warc")...)
+	segs := segmentsOf(t, crawl)
+	if len(segs) != 1 {
+		t.Fatalf("segments %v, want 1", segs)
+	}
+	checkSegmentWARC(t, segs[0], filepath.Join(segs[0], segment.DirWARC), true)
 }
