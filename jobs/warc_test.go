@@ -271,3 +271,8 @@ func TestExportWARC(t *testing.T) {
 		t.Errorf("export of an unfetched segment: %v", err)
 	}
 }
+
+// BenchmarkFetchJobWARC is BenchmarkFetchJob with WARC files written:
+// compare its cpu-µs/page (the whole process's, the loopback web's
+// included) with BenchmarkFetchJob's.
+func BenchmarkFetchJobWARC(b *testing.B) { benchmarkFetchJob(b, &WARCOptions{Host: "bench"}) }
