@@ -900,14 +900,20 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 			t.Stop()
 		}
 	}()
-	var remote net.Addr // with KeepExchange; GotConn runs within RoundTrip
+	// With KeepExchange, where GotConn (called within RoundTrip) puts
+	// the connection's remote address; nil otherwise, so that a fetch
+	// without it allocates nothing more.
+	var remote *net.Addr
+	if r.o.KeepExchange {
+		remote = new(net.Addr)
+	}
 	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t := time.AfterFunc(r.o.ReadTimeout, func() { cancel(errReadTimeout) })
 		if old := readTimer.Swap(t); old != nil {
 			old.Stop()
 		}
-		if r.o.KeepExchange && info.Conn != nil {
-			remote = info.Conn.RemoteAddr()
+		if remote != nil && info.Conn != nil {
+			*remote = info.Conn.RemoteAddr()
 		}
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(safeCtx, trace), http.MethodGet, rawURL, nil)
@@ -949,7 +955,7 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	}
 	if r.o.KeepExchange {
 		out.reqHeader, out.proto = req.Header, resp.Proto
-		if ta, ok := remote.(*net.TCPAddr); ok {
+		if ta, ok := (*remote).(*net.TCPAddr); ok {
 			out.remoteIP = ta.IP.String()
 		}
 	}
