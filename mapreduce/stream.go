@@ -48,7 +48,9 @@ import (
 // on both engines, so a reduce that sees no lines writes nothing and the
 // outputs are identical to the local runner's whatever Hadoop's hash does.
 // Map-only jobs write OUTPUT-NAME/part-m-NNNNN.parquet, NNNNN being the
-// split's index. PublishStreaming moves the task files into the outputs.
+// split's index; a WriteFiles output's sink writes OUTPUT-NAME/NAME files
+// of the names it chooses. PublishStreaming moves the task files into the
+// outputs.
 //
 // Counters go to stderr as reporter:counter:GROUP,NAME,N lines.
 
