@@ -203,3 +203,28 @@ func TestWARCCrawl(t *testing.T) {
 	}
 	checkSegmentWARC(t, segs[0], filepath.Join(segs[0], segment.DirWARC), true)
 }
+
+// TestWARCUsageErrors: bad arguments and settings are usage errors that
+// write nothing; a segment that does not exist is a failure.
+func TestWARCUsageErrors(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t)
+	crawl := filepath.Join(r.dir, "crawl")
+	for _, args := range [][]string{
+		{"--crawl", crawl, "warc", "export"},
+		{"--crawl", crawl, "warc", "export", "--warc-max-file-size", "0", "20261121103000"},
+		{"--crawl", crawl, "warc", "export", "--warc-prefix", "a/b", "20261121103000"},
+		{"--crawl", crawl, "fetch", "--agent", "x", "--warc", "--warc-max-file-size", "0"},
+	} {
+		if res := r.run(args...); res.code != exitUsage {
+			t.Errorf("trawl %s: %s; want exit %d", strings.Join(args, " "), res, exitUsage)
+		}
+	}
+	res := r.run("--crawl", crawl, "warc", "export", "--out", filepath.Join(r.dir, "out"), "20261121103000")
+	if res.code == exitOK || !strings.Contains(res.stderr, "20261121103000") {
+		t.Errorf("export of a missing segment: %s", res)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a failed export created its output: %v", err)
+	}
+}
