@@ -156,6 +156,17 @@ const (
 	InjectScore            = "inject.score"
 	InjectMaxReportedLines = "inject.maxReportedLines"
 
+	// Sitemaps (trawl sitemap, crawl --sitemaps).
+	SitemapURLs       = "sitemap.urls"
+	SitemapLastMod    = "sitemap.lastmod"
+	SitemapChangeFreq = "sitemap.changefreq"
+	SitemapPriority   = "sitemap.priority"
+	SitemapStrict     = "sitemap.strict"
+	SitemapOverwrite  = "sitemap.overwriteExisting"
+	SitemapMaxDepth   = "sitemap.maxDepth"
+	SitemapThreads    = "sitemap.threads"
+	SitemapInCrawl    = "sitemap.inCrawl"
+
 	GenerateTopN          = "generate.topN"
 	GenerateMaxPerHost    = "generate.maxPerHost"
 	GenerateCountMode     = "generate.countMode"
@@ -163,6 +174,11 @@ const (
 	GenerateNumFetchers   = "generate.numFetchers"
 	GenerateDelay         = "generate.delay"
 	GenerateFilter        = "generate.filter"
+
+	// The HostDb (trawl updatehostdb, readhostdb) and generate's use of it.
+	HostDbUpdate                   = "hostdb.update"
+	GenerateHostDbMaxFailureStreak = "generate.hostdb.maxFailureStreak"
+	GenerateHostDbSkipDNSFailed    = "generate.hostdb.skipDNSFailed"
 
 	UpdateAdditions  = "updatedb.additions"
 	UpdateRetryMax   = "updatedb.retryMax"
@@ -172,10 +188,12 @@ const (
 	FetcherAgent                = "fetcher.agent"
 	FetcherServerDelay          = "fetcher.serverDelay"
 	FetcherMaxCrawlDelay        = "fetcher.maxCrawlDelay"
+	FetcherMaxRetryAfter        = "fetcher.maxRetryAfter"
 	FetcherMaxConnections       = "fetcher.maxConnections"
 	FetcherConnectTimeout       = "fetcher.connectTimeout"
 	FetcherReadTimeout          = "fetcher.readTimeout"
 	FetcherContentLimit         = "fetcher.contentLimit"
+	FetcherContentTypes         = "fetcher.contentTypes"
 	FetcherFollowRedirects      = "fetcher.followRedirects"
 	FetcherTimeLimit            = "fetcher.timeLimit"
 	FetcherAllowPrivate         = "fetcher.allowPrivate"
@@ -205,6 +223,7 @@ const (
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
 	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
+	ParserEmbeddedLinks       = "parser.embeddedLinks"
 	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
 
 	// The LinkDB (trawl invertlinks, readlinkdb) and link analysis.
@@ -389,6 +408,25 @@ func Settings() []Setting {
 		{Name: InjectMaxReportedLines, Kind: Int, Default: "20",
 			Doc: "bad seed lines logged with file:line and reason; the rest are only counted"},
 
+		{Name: SitemapURLs, Kind: List, Default: "",
+			Doc: "files of sitemap URLs, one a line, for trawl sitemap and crawl --sitemaps (Nutch's -sitemapUrls)"},
+		{Name: SitemapLastMod, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <lastmod> becomes the modified time of the URLs it adds"},
+		{Name: SitemapChangeFreq, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <changefreq> becomes the fetch interval of the URLs it adds (always 1s, hourly, daily, weekly, monthly 30d, yearly 365d, never)"},
+		{Name: SitemapPriority, Kind: Bool, Default: "true",
+			Doc: "a sitemap's <priority> (0.5 when absent) becomes the score of the URLs it adds; false gives them inject.score"},
+		{Name: SitemapStrict, Kind: Bool, Default: "true",
+			Doc: "refuse sitemap URLs outside the sitemap's scope: its host and directory, or its whole host for a sitemap named in robots.txt (Nutch's sitemap strict parsing)"},
+		{Name: SitemapOverwrite, Kind: Bool, Default: "false",
+			Doc: "a sitemap sets the modified time, interval and score of URLs already in the CrawlDB too (sitemap.url.overwrite.existing)"},
+		{Name: SitemapMaxDepth, Kind: Int, Default: "2",
+			Doc: "sitemap nesting followed: 1 reads the named sitemaps only, 2 also the sitemaps of a named index"},
+		{Name: SitemapThreads, Kind: Int, Default: "8",
+			Doc: "hosts whose sitemaps one task reads at once (each host one request at a time, with fetcher.serverDelay between)"},
+		{Name: SitemapInCrawl, Kind: Bool, Default: "false",
+			Doc: "crawl reads the sitemaps of the seed hosts' robots.txt (and sitemap.urls) after the first inject, as Nutch's crawl script does with -sm"},
+
 		{Name: GenerateTopN, Kind: Int, Default: "0",
 			Doc: "most URLs in one fetch list, best scores first; 0 means no limit"},
 		{Name: GenerateMaxPerHost, Kind: Int, Default: "-1",
@@ -403,6 +441,12 @@ func Settings() []Setting {
 			Doc: "a segment not merged by updatedb for this long no longer holds its URLs back (crawl.gen.delay)"},
 		{Name: GenerateFilter, Kind: Bool, Default: "true",
 			Doc: "apply the urlfilter.* filters to CrawlDB URLs when generating (generate.filter)"},
+		{Name: GenerateHostDbMaxFailureStreak, Kind: Int, Default: "0",
+			Doc: "skip every URL of a host whose failure streak in the HostDb (failed fetches since its last success) is at least this; 0 means off (Nutch's generate.hostdb with a failures expression)"},
+		{Name: GenerateHostDbSkipDNSFailed, Kind: Bool, Default: "false",
+			Doc: "skip every URL of a host whose last fetch in the HostDb failed to resolve its name"},
+		{Name: HostDbUpdate, Kind: Bool, Default: "false",
+			Doc: "crawl keeps the HostDb current: after each round's updatedb it runs updatehostdb with the round's segment, so the next round's generate can skip failing hosts"},
 
 		{Name: UpdateAdditions, Kind: Bool, Default: "true",
 			Doc: "updatedb adds newly discovered URLs to the CrawlDB (db.update.additions.allowed)"},
@@ -419,6 +463,8 @@ func Settings() []Setting {
 			Doc: "politeness delay between two requests to one host; 0 means none (fetcher.server.delay)"},
 		{Name: FetcherMaxCrawlDelay, Kind: Duration, Default: "30s",
 			Doc: "robots.txt Crawl-delay honoured up to this; a host asking more is skipped for the round; -1s means no cap (fetcher.max.crawl.delay)"},
+		{Name: FetcherMaxRetryAfter, Kind: Duration, Default: "60s",
+			Doc: "the Retry-After of a 429 or 503 answer is honoured up to this (the host's next request waits); a host asking more is skipped for the round; -1s means no cap"},
 		{Name: FetcherMaxConnections, Kind: Int, Default: "64",
 			Doc: "concurrent connections of one fetch task, at most one per host (fetcher.threads.fetch)"},
 		{Name: FetcherConnectTimeout, Kind: Duration, Default: "10s",
@@ -427,6 +473,8 @@ func Settings() []Setting {
 			Doc: "time allowed for a response, from the request to the last byte (http.timeout)"},
 		{Name: FetcherContentLimit, Kind: Size, Default: "1MiB",
 			Doc: "bytes of a body kept, after decoding; longer bodies are truncated and marked so (http.content.limit)"},
+		{Name: FetcherContentTypes, Kind: List, Default: "text/html,application/xhtml+xml,application/vnd.wap.xhtml+xml,text/plain,application/pdf",
+			Doc: "media types whose pages are stored (type/subtype, type/* or */*); a page of another type is recorded fetched, its body neither downloaded nor stored; the default is what the parser parses"},
 		{Name: FetcherFollowRedirects, Kind: Int, Default: "0",
 			Doc: "redirects followed within the fetch; 0 records them for a later round, as Nutch does (http.redirect.max)"},
 		{Name: FetcherTimeLimit, Kind: Duration, Default: "0s",
@@ -483,6 +531,8 @@ func Settings() []Setting {
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},
 		{Name: ParserSignature, Kind: String, Default: "md5", Choices: []string{"md5", "text-profile"},
 			Doc: "signature for change detection: md5 (of the text) or text-profile (ignores trivial edits) (db.signature.class)"},
+		{Name: ParserEmbeddedLinks, Kind: Bool, Default: "false",
+			Doc: "also take the resources a page embeds (img, script, source, video, audio, embed src; link to a style sheet, icon, preload or manifest) as outlinks, as wget --page-requisites; the default suffix filter still refuses images, style sheets and scripts (set urlfilter.suffix=false and fetcher.contentTypes=*/* to fetch and store them)"},
 		{Name: ParserIgnoreInternalLinks, Kind: Bool, Default: "false",
 			Doc: "drop outlinks to the page's own host (db.ignore.internal.links)"},
 		{Name: ParserIgnoreExternalLinks, Kind: Bool, Default: "false",

@@ -14,9 +14,9 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/trawl/trawl/arrowio"
 	"github.com/trawl/trawl/internal/jsonrec"
 	"github.com/trawl/trawl/parquetio"
 )
@@ -34,15 +34,18 @@ type DumpFilter struct {
 	Limit int64
 }
 
-// NewDumpFilter builds a filter from readdb dump's flags: a status name
-// (db_fetched, ...; empty for any), a regular expression on the URL (empty
+// NewDumpFilter builds a filter from readdb dump's flags: a db_* status by
+// name or number (db_fetched or 2, ...; empty for any), a regular expression on the URL (empty
 // for any) and a limit (0 for none).
 func NewDumpFilter(status, regex string, limit int64) (DumpFilter, error) {
 	var f DumpFilter
 	if status != "" {
-		s, err := ParseStatus(strings.ToLower(status))
+		s, err := ParseStatus(status)
 		if err != nil {
 			return f, fmt.Errorf("crawldb: dump --status: %w", err)
+		}
+		if !s.IsDB() {
+			return f, fmt.Errorf("crawldb: dump --status %s: the CrawlDB holds only the db_* statuses (1 to 8)", s)
 		}
 		f.Status = s
 	}
@@ -79,12 +82,14 @@ type DumpWriter interface {
 }
 
 // DumpFormats lists the formats NewDumpWriter accepts.
-func DumpFormats() []string { return []string{"csv", "json", "parquet"} }
+func DumpFormats() []string { return []string{"csv", "json", "parquet", "arrow"} }
 
 // NewDumpWriter returns a writer of the named format ("csv", "json" for
-// JSON Lines, or "parquet") to w.
+// JSON Lines, "parquet", or "arrow" for an Arrow IPC stream) to w.
 func NewDumpWriter(format string, w io.Writer) (DumpWriter, error) {
 	switch format {
+	case "arrow":
+		return NewArrowWriter(w, arrowio.Options{})
 	case "csv":
 		return NewCSVWriter(w), nil
 	case "json":
@@ -271,6 +276,7 @@ type jsonDatum struct {
 	URL           string            `json:"url"`
 	Host          string            `json:"host"`
 	Status        string            `json:"status"`
+	StatusCode    uint8             `json:"status_code"`
 	FetchTime     *string           `json:"fetch_time"`
 	PrevFetchTime *string           `json:"prev_fetch_time"`
 	ModifiedTime  *string           `json:"modified_time"`
@@ -323,7 +329,7 @@ func optTime(t time.Time) *string {
 }
 
 // MarshalDatumJSON encodes d as one JSON object whose keys are the
-// Parquet column names: the status by name, times as RFC 3339 UTC (null
+// Parquet column names: the status by name, its number as status_code, times as RFC 3339 UTC (null
 // for never), the signature as hex (null if none), features as an object
 // with their column names.
 func MarshalDatumJSON(d *Datum) ([]byte, error) {
@@ -337,7 +343,7 @@ var datumEncoder = jsonrec.New[jsonDatum](jsonrec.Options{EscapeHTML: true})
 // appendDatumJSON appends the MarshalDatumJSON object of d to b.
 func appendDatumJSON(b []byte, d *Datum) []byte {
 	j := jsonDatum{
-		URL: d.URL, Host: d.Host, Status: d.Status.String(),
+		URL: d.URL, Host: d.Host, Status: d.Status.String(), StatusCode: uint8(d.Status),
 		FetchTime: optTime(d.FetchTime), PrevFetchTime: optTime(d.PrevFetchTime),
 		ModifiedTime: optTime(d.ModifiedTime), GenerateTime: optTime(d.GenerateTime),
 		FetchInterval: d.FetchInterval, FixedInterval: d.FixedInterval, Retries: d.Retries,
@@ -428,6 +434,37 @@ func (p *parquetWriter) Close() error {
 	}
 	if err := p.w.Close(); err != nil {
 		return fmt.Errorf("crawldb: parquet dump: %w", err)
+	}
+	return nil
+}
+
+type arrowWriter struct {
+	w *arrowio.Writer[Datum]
+}
+
+// NewArrowWriter returns a DumpWriter of an Arrow IPC stream whose
+// columns mirror the CrawlDB's Parquet columns, with status_name (the
+// status's name, dictionary encoded) after status, in record batches
+// bounded as o says (see package arrowio).
+func NewArrowWriter(w io.Writer, o arrowio.Options) (DumpWriter, error) {
+	o.Enums = append(o.Enums, StatusEnum())
+	aw, err := arrowio.NewWriter[Datum](w, o)
+	if err != nil {
+		return nil, fmt.Errorf("crawldb: arrow dump: %w", err)
+	}
+	return &arrowWriter{w: aw}, nil
+}
+
+func (a *arrowWriter) Write(d *Datum) error {
+	if err := a.w.Write(d); err != nil {
+		return fmt.Errorf("crawldb: arrow dump: %w", err)
+	}
+	return nil
+}
+
+func (a *arrowWriter) Close() error {
+	if err := a.w.Close(); err != nil {
+		return fmt.Errorf("crawldb: arrow dump: %w", err)
 	}
 	return nil
 }

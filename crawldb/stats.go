@@ -238,8 +238,8 @@ type StatsReport struct {
 	ChangeCountAvg float64 `json:"change_count_avg"`
 	ChangeCountMax int32   `json:"change_count_max"`
 	FetchCountAvg  float64 `json:"fetch_count_avg"`
-	// PerHost lists URL counts per host, largest first (ties by host
-	// name); only when the Stats kept them.
+	// PerHost lists URL counts per host, in host name order (as Nutch's
+	// readdb -stats -sort); only when the Stats kept them.
 	PerHost []HostStats `json:"per_host,omitempty"`
 }
 
@@ -298,13 +298,7 @@ func (s *Stats) Report() StatsReport {
 			}
 			r.PerHost = append(r.PerHost, hs)
 		}
-		sort.Slice(r.PerHost, func(i, j int) bool {
-			a, b := r.PerHost[i], r.PerHost[j]
-			if a.Total != b.Total {
-				return a.Total > b.Total
-			}
-			return a.Host < b.Host
-		})
+		sort.Slice(r.PerHost, func(i, j int) bool { return r.PerHost[i].Host < r.PerHost[j].Host })
 	}
 	return r
 }
@@ -348,7 +342,8 @@ func javaFloat(f float64) string {
 // (names, order and tab separators), for the CrawlDB called name. Times
 // are RFC 3339 in UTC rather than Java's Date.toString. trawl's additions
 // follow the status lines. With per-host counts, each status line is
-// followed by its hosts, largest first.
+// followed by the count of every host with that status, in host name
+// order, as Nutch's readdb -stats -sort prints them.
 func (r StatsReport) WriteText(w io.Writer, name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Statistics for CrawlDb: %s\n", name)

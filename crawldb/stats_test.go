@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -198,5 +199,44 @@ func BenchmarkStatsAdd(b *testing.B) {
 				s.Add(datums[i%len(datums)])
 			}
 		})
+	}
+}
+
+// TestStatsSortByHost: with per-host counts, the hosts under each status
+// come in host name order, whatever their sizes (Nutch's -stats -sort).
+func TestStatsSortByHost(t *testing.T) {
+	s := crawldb.NewStats(true)
+	add := func(host string, st crawldb.Status, n int) {
+		for i := range n {
+			s.Add(crawldb.Datum{URL: fmt.Sprintf("http://%s/%d-%d", host, st, i), Host: host, Status: st})
+		}
+	}
+	add("zz.example", crawldb.StatusDBUnfetched, 5)
+	add("mm.example", crawldb.StatusDBUnfetched, 1)
+	add("aa.example", crawldb.StatusDBUnfetched, 3)
+	add("mm.example", crawldb.StatusDBFetched, 4)
+	add("aa.example", crawldb.StatusDBFetched, 2)
+	r := s.Report()
+	var hosts []string
+	for _, h := range r.PerHost {
+		hosts = append(hosts, h.Host)
+	}
+	if got := strings.Join(hosts, " "); got != "aa.example mm.example zz.example" {
+		t.Errorf("per-host order %q", got)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text, "x"); err != nil {
+		t.Fatal(err)
+	}
+	want := "status 1 (db_unfetched):\t9\n" +
+		"   aa.example :\t3\n" +
+		"   mm.example :\t1\n" +
+		"   zz.example :\t5\n" +
+		"status 2 (db_fetched):\t6\n" +
+		"   aa.example :\t2\n" +
+		"   mm.example :\t4\n" +
+		"hosts:\t3\n"
+	if !strings.Contains(text.String(), want) {
+		t.Errorf("text:\n%s\nwant within it:\n%s", text.String(), want)
 	}
 }

@@ -1,6 +1,13 @@
 package crawldb
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/trawl/trawl/arrowio"
+)
 
 // Status is a CrawlDatum status, with Nutch's codes. The db_* statuses are
 // stored in the CrawlDB; the fetch_* statuses describe one fetch (segment
@@ -67,54 +74,108 @@ const (
 // e.g. "robots_denied".
 const ProtocolStatusKey = "_pst_"
 
-// The transient statuses.
+// The transient statuses (Nutch's CrawlDatum.STATUS_SIGNATURE,
+// STATUS_INJECTED, STATUS_LINKED and STATUS_PARSE_META).
 const (
 	StatusSignature Status = 0x41 // a signature-only update
-	StatusParseMeta Status = 0x42 // parse metadata
+	StatusInjected  Status = 0x42 // a seed
 	StatusLinked    Status = 0x43 // an outlink's target, found by parsing
-	StatusInjected  Status = 0x44 // a seed
+	StatusParseMeta Status = 0x44 // parse metadata
 )
 
-var statusNames = map[Status]string{
-	StatusDBUnfetched:       "db_unfetched",
-	StatusDBFetched:         "db_fetched",
-	StatusDBGone:            "db_gone",
-	StatusDBRedirTemp:       "db_redir_temp",
-	StatusDBRedirPerm:       "db_redir_perm",
-	StatusDBNotModified:     "db_notmodified",
-	StatusDBDuplicate:       "db_duplicate",
-	StatusDBOrphan:          "db_orphan",
-	StatusFetchSuccess:      "fetch_success",
-	StatusFetchRetry:        "fetch_retry",
-	StatusFetchGone:         "fetch_gone",
-	StatusFetchRedirTemp:    "fetch_redir_temp",
-	StatusFetchRedirPerm:    "fetch_redir_perm",
-	StatusFetchNotModified:  "fetch_notmodified",
-	StatusFetchSkipped:      "fetch_skipped",
-	StatusFetchRefused:      "fetch_refused",
-	StatusFetchRobotsDenied: "fetch_robots_denied",
-	StatusSignature:         "signature",
-	StatusParseMeta:         "parse_metadata",
-	StatusLinked:            "linked",
-	StatusInjected:          "injected",
+// StatusInfo describes one status: its code, Nutch's name and what it
+// means.
+type StatusInfo struct {
+	Status  Status
+	Name    string
+	Meaning string
 }
+
+// statusTable lists every status in code order.
+var statusTable = []StatusInfo{
+	{StatusDBUnfetched, "db_unfetched", "CrawlDB: not fetched yet, or due again"},
+	{StatusDBFetched, "db_fetched", "CrawlDB: fetched successfully"},
+	{StatusDBGone, "db_gone", "CrawlDB: gone (404, 410, too many retries, robots.txt denied)"},
+	{StatusDBRedirTemp, "db_redir_temp", "CrawlDB: redirects temporarily"},
+	{StatusDBRedirPerm, "db_redir_perm", "CrawlDB: redirects permanently"},
+	{StatusDBNotModified, "db_notmodified", "CrawlDB: the last fetch found the page unchanged"},
+	{StatusDBDuplicate, "db_duplicate", "CrawlDB: a duplicate of another page (dedup)"},
+	{StatusDBOrphan, "db_orphan", "CrawlDB: no page links to it any more"},
+	{StatusFetchSuccess, "fetch_success", "crawl_fetch: fetched (200)"},
+	{StatusFetchRetry, "fetch_retry", "crawl_fetch: a transient failure, retried in a later round"},
+	{StatusFetchGone, "fetch_gone", "crawl_fetch: gone (404, 410, ...)"},
+	{StatusFetchRedirTemp, "fetch_redir_temp", "crawl_fetch: a temporary redirect (302, 303, 307)"},
+	{StatusFetchRedirPerm, "fetch_redir_perm", "crawl_fetch: a permanent redirect (301, 308)"},
+	{StatusFetchNotModified, "fetch_notmodified", "crawl_fetch: not modified (304)"},
+	{StatusFetchSkipped, "fetch_skipped", "crawl_fetch (trawl's): not fetched this round by the fetcher's choice; the message says why"},
+	{StatusFetchRefused, "fetch_refused", "crawl_fetch (trawl's): refused by trawl's policy (address guard, proxy), not by the server"},
+	{StatusFetchRobotsDenied, "fetch_robots_denied", "crawl_fetch (trawl's): robots.txt disallows the URL; it becomes db_gone"},
+	{StatusSignature, "signature", "crawl_parse: the parsed page's signature and features"},
+	{StatusInjected, "injected", "inject: a seed"},
+	{StatusLinked, "linked", "crawl_parse: a link's target, with the score the link passes on"},
+	{StatusParseMeta, "parse_metadata", "crawl_parse: metadata from a parser"},
+}
+
+// Statuses returns every status trawl knows, in code order.
+func Statuses() []StatusInfo { return append([]StatusInfo(nil), statusTable...) }
 
 // String returns Nutch's name of the status, as db_fetched.
 func (s Status) String() string {
-	if n, ok := statusNames[s]; ok {
-		return n
+	for _, i := range statusTable {
+		if i.Status == s {
+			return i.Name
+		}
 	}
 	return fmt.Sprintf("status_0x%02x", uint8(s))
 }
 
-// ParseStatus parses a status name as String returns it.
-func ParseStatus(name string) (Status, error) {
-	for s, n := range statusNames {
-		if n == name {
-			return s, nil
+// ParseStatus parses a status given by name (db_fetched, in any case) or
+// by number, decimal (2) or hexadecimal (0x02). A bad one is an error
+// listing the valid names and numbers.
+func ParseStatus(s string) (Status, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	for _, i := range statusTable {
+		if i.Name == t {
+			return i.Status, nil
 		}
 	}
-	return 0, fmt.Errorf("crawldb: unknown status %q", name)
+	if n, err := strconv.ParseUint(t, 0, 8); err == nil {
+		for _, i := range statusTable {
+			if uint64(i.Status) == n {
+				return i.Status, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("crawldb: unknown status %q (want a name or number: %s)", s, statusList())
+}
+
+// statusList lists the statuses as "db_unfetched (1), db_fetched (2), ...".
+func statusList() string {
+	parts := make([]string, len(statusTable))
+	for k, i := range statusTable {
+		parts[k] = fmt.Sprintf("%s (%d)", i.Name, i.Status)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// StatusHelp is a table of every status, one per line with its number,
+// name and meaning, for help texts; each line starts with indent.
+func StatusHelp(indent string) string {
+	var b strings.Builder
+	for _, i := range statusTable {
+		fmt.Fprintf(&b, "%s%3d  %-20s %s\n", indent, i.Status, i.Name, i.Meaning)
+	}
+	return b.String()
+}
+
+// StatusEnum names the statuses for an Arrow stream: a status column is
+// followed by its name, dictionary encoded.
+func StatusEnum() arrowio.Enum {
+	names := make(map[uint64]string, len(statusTable))
+	for _, i := range statusTable {
+		names[uint64(i.Status)] = i.Name
+	}
+	return arrowio.Enum{Type: reflect.TypeFor[Status](), Names: names}
 }
 
 // IsDB reports whether s is a db_* status.

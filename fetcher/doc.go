@@ -194,6 +194,15 @@
 // each exception delays the server's next request (an exponential
 // backoff, fetcher.exceptions.per.queue.delay).
 //
+// A 429 (Too Many Requests) or 503 (Service Unavailable) answer with a
+// Retry-After header (RFC 9110: delay-seconds, or an HTTP-date taken
+// relative to the answer's Date) holds the server's next request back at
+// least that long, as polite crawlers do; a server asking for more than
+// Options.MaxRetryAfter is skipped for the round, as one whose
+// Crawl-delay is above the cap. The answers are counted by host
+// (Stats.RetryAfter) and the page's Result carries the wait. Nutch
+// ignores the header.
+//
 // robots.txt (parsed by github.com/temoto/robotstxt) is fetched once per
 // origin and run and follows HttpRobotRulesParser: up to 5 redirects are
 // followed; 200 is parsed (an unparsable file allows everything); 4xx,

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -61,6 +63,14 @@ type Result struct {
 	// RedirectURL is a redirect's target, resolved against the URL and
 	// normalized ("" if the Location header is missing or unusable).
 	RedirectURL string
+	// RetryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header (0 without one); the run honours it within
+	// Options.MaxRetryAfter before the server's next request.
+	RetryAfter time.Duration
+	// TypeRefused is set on a 200 answer whose media type
+	// (ContentType) is not in Options.ContentTypes: the page was not
+	// stored (Body is nil) and Message says so.
+	TypeRefused bool
 	// Header is the response's header as received (nil without a
 	// response). ContentType is the media type, from the header or, when
 	// it has none, sniffed from the body; ETag and LastModified are the
@@ -118,6 +128,11 @@ type Stats struct {
 	MaxOpenConnections int
 	// Bytes counts body bytes read from the network.
 	Bytes int64
+	// RetryAfter counts, by host, the 429 and 503 answers whose
+	// Retry-After header the run honoured (a wait within
+	// Options.MaxRetryAfter) or that asked for more than the cap (the
+	// host was then skipped for the round); nil if there were none.
+	RetryAfter map[string]int
 	// Servers is the number of servers seen: hosts, or addresses with
 	// QueueByIP.
 	Servers int
@@ -161,6 +176,9 @@ const (
 	CounterMalformed         = "malformed_urls"
 	CounterDuplicates        = "duplicate_urls"
 	CounterThroughputStops   = "throughput_threshold_stops"
+	CounterRetryAfter        = "retry_after_waits"
+	CounterTypeRefused       = "content_type_not_stored"
+	CounterRetryAfterTooLong = "hosts_retry_after_too_long"
 )
 
 // Fetcher fetches URLs politely: the two-level queue of servers and their
@@ -248,6 +266,10 @@ type run struct {
 	// refusedHosts are the servers the address guard refused.
 	refusedMu    sync.Mutex
 	refusedHosts map[string]bool
+
+	// retryAfter counts the Retry-After answers by host.
+	retryAfterMu sync.Mutex
+	retryAfter   map[string]int
 }
 
 // Run fetches reqs and calls emit once per result, from one goroutine at
@@ -434,6 +456,9 @@ func (r *run) stats(runCtx context.Context, began time.Time) *Stats {
 	r.conns.mu.Lock()
 	st.Connections, st.MaxOpenConnections = r.conns.dialed, r.conns.maxOpen
 	r.conns.mu.Unlock()
+	r.retryAfterMu.Lock()
+	st.RetryAfter = maps.Clone(r.retryAfter)
+	r.retryAfterMu.Unlock()
 	cause := context.Cause(runCtx)
 	st.DeadlineReached = errors.Is(cause, errDeadline)
 	st.ThroughputTooLow = errors.Is(cause, errThroughput)
@@ -688,7 +713,7 @@ func (r *run) serve(ctx context.Context, s *server) {
 		if res.Code.IsRedirect() && res.RedirectURL != "" && it.req.Hops < r.o.FollowRedirects && res.RedirectURL != it.req.URL {
 			r.follow(ctx, it.req, res.RedirectURL)
 		}
-		if r.tooManyExceptions(s, res, exceptions) {
+		if r.retryAfterTooLong(s, res) || r.tooManyExceptions(s, res, exceptions) {
 			return
 		}
 		served++
@@ -763,6 +788,35 @@ func (r *run) crawlDelayTooLong(s *server, it *item) bool {
 		"host", s.host, "crawl_delay", cd, "max", r.o.MaxCrawlDelay, "urls", len(items))
 	r.skipAll(items, msg)
 	return true
+}
+
+// retryAfterTooLong honours the Retry-After of res, a 429 or 503 answer
+// from s: within Options.MaxRetryAfter, s's next request waits for it (it
+// reports false); beyond the cap, s's URLs are skipped for the round (it
+// reports true). Every such answer is counted by host.
+func (r *run) retryAfterTooLong(s *server, res *Result) bool {
+	if res.RetryAfter <= 0 {
+		return false
+	}
+	r.retryAfterMu.Lock()
+	if r.retryAfter == nil {
+		r.retryAfter = map[string]int{}
+	}
+	r.retryAfter[s.host]++
+	r.retryAfterMu.Unlock()
+	if r.o.MaxRetryAfter > 0 && res.RetryAfter > r.o.MaxRetryAfter {
+		msg := fmt.Sprintf("skipped: Retry-After %s above the cap %s", seconds(res.RetryAfter), seconds(r.o.MaxRetryAfter))
+		items := r.sched.drop(s, msg)
+		r.o.Count(CounterRetryAfterTooLong, 1)
+		r.o.Log.Info("Retry-After above the cap: host skipped for the round",
+			"host", s.host, "retry_after", res.RetryAfter, "max", r.o.MaxRetryAfter, "urls", len(items))
+		r.skipAll(items, msg)
+		return true
+	}
+	r.sched.waitAtLeast(s, res.RetryAfter)
+	r.o.Count(CounterRetryAfter, 1)
+	r.o.Log.Debug("Retry-After honoured", "host", s.host, "status", res.HTTPStatus, "wait", res.RetryAfter)
+	return false
 }
 
 // tooManyExceptions reports whether res, an exception, brings s to
@@ -864,6 +918,7 @@ type response struct {
 	closed       bool // the connection ended with this response
 	serverClosed bool // the server ended it (Connection: close, HTTP/1.0)
 	keepAlive    bool
+	typeRefused  bool // a 200 of a type not stored: the body was not read
 	elapsed      time.Duration
 	// With Options.KeepExchange: the request header sent, the server's
 	// IP address and the response's protocol.
@@ -938,6 +993,11 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	if err != nil {
 		return nil, requestError(reqCtx, err, r.o.ReadTimeout)
 	}
+	if !robots && resp.StatusCode == http.StatusOK && r.o.types != nil {
+		if mt := mediaType(resp.Header.Get("Content-Type")); mt != "" && mt != "application/octet-stream" && !r.o.types.Match(mt) {
+			return r.refuseBody(resp, began), nil
+		}
+	}
 	b, err := readBody(resp.Body, resp.Header.Get("Content-Encoding"), resp.ContentLength, limit)
 	resp.Body.Close()
 	r.bytes.Add(b.wire)
@@ -960,6 +1020,37 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 		}
 	}
 	return out, nil
+}
+
+// sniffedType is mt, or for application/octet-stream (a server that did
+// not say) the type sniffed from body, as the parser decides.
+func sniffedType(mt string, body []byte) string {
+	if mt == "application/octet-stream" {
+		return mediaType(http.DetectContentType(body))
+	}
+	return mt
+}
+
+// maxDrain is the most body bytes read of a page that is not stored, so
+// that its connection can serve the next request; a longer body closes
+// the connection instead.
+const maxDrain = 16 << 10
+
+// refuseBody ends a 200 answer whose type is not stored: its body is
+// drained if short, else the connection is closed.
+func (r *run) refuseBody(resp *http.Response, began time.Time) *response {
+	n, _ := io.CopyN(io.Discard, resp.Body, maxDrain+1)
+	resp.Body.Close()
+	r.bytes.Add(n)
+	r.o.Count(CounterBytes, n)
+	closed := resp.Close || n > maxDrain
+	return &response{
+		status: resp.StatusCode, header: resp.Header, body: body{wire: n},
+		closed: closed, serverClosed: resp.Close,
+		keepAlive:   resp.ProtoAtLeast(1, 1) && !resp.Close,
+		elapsed:     time.Since(began),
+		typeRefused: true,
+	}
 }
 
 // readTimeoutError is a request cut off by the read timeout.
@@ -1063,6 +1154,11 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		if resp.body.decodeErr != nil {
 			res.Message = "content decoding stopped: " + resp.body.decodeErr.Error()
 		}
+		if resp.typeRefused || (r.o.types != nil && !r.o.types.Match(sniffedType(res.ContentType, res.Body))) {
+			res.Body, res.Truncated, res.TypeRefused = nil, false, true
+			res.Message = "content not stored: " + res.ContentType + " is not a stored content type"
+			r.o.Count(CounterTypeRefused, 1)
+		}
 	case res.Code.IsRedirect():
 		loc := resp.header.Get("Location")
 		target, lerr := urlutil.ResolveReference(it.req.URL, loc)
@@ -1077,12 +1173,41 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 		}
 	case res.Code != CodeNotModified:
 		res.Message = res.Code.String() + ": " + httpStatusText(resp.status)
+		if resp.status == http.StatusTooManyRequests || resp.status == http.StatusServiceUnavailable {
+			res.RetryAfter = retryAfter(resp.header, time.Now())
+			if res.RetryAfter > 0 {
+				res.Message += ", Retry-After " + seconds(res.RetryAfter)
+			}
+		}
 	}
 	if r.o.KeepExchange && res.Code != CodeSuccess {
 		res.Body, res.Truncated = resp.body.data, resp.body.truncated
 	}
 	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.serverClosed, res.Code.IsException(), r.o.ExceptionBackoff)
 	return res, resp.closed, exceptions
+}
+
+// retryAfter is the wait a Retry-After header asks for (RFC 9110, section
+// 10.2.3): delay-seconds, or an HTTP-date, taken relative to the
+// response's Date header when it has one (so that a server's clock skew
+// does not count) and to now otherwise. It is 0 without the header, for
+// a value that is neither, or for a date already past.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+		now = date
+	}
+	return max(at.Sub(now), 0)
 }
 
 // mediaType is the media type of a Content-Type value, lower case,

@@ -18,6 +18,10 @@ const (
 	// DefaultMaxCrawlDelay caps robots.txt Crawl-delay (Nutch's
 	// fetcher.max.crawl.delay, 30 s).
 	DefaultMaxCrawlDelay = 30 * time.Second
+	// DefaultMaxRetryAfter caps the wait a 429 or 503 answer's
+	// Retry-After header asks for (fetcher.maxRetryAfter): a server asking
+	// for longer is skipped for the round.
+	DefaultMaxRetryAfter = 60 * time.Second
 	// DefaultMaxConnections is the number of connections (workers) of one
 	// fetcher, as in the high-performance crawl scheduling paper.
 	DefaultMaxConnections = 64
@@ -85,6 +89,16 @@ type Options struct {
 	// NoCrawlDelayCap honours any robots.txt Crawl-delay, however long.
 	// MaxCrawlDelay must then be 0.
 	NoCrawlDelayCap bool
+	// MaxRetryAfter caps the Retry-After of a 429 (Too Many Requests) or
+	// 503 (Service Unavailable) answer (RFC 9110, section 10.2.3): the
+	// server's next request waits that long (or longer, for politeness
+	// and the exception backoff); a server asking for more than the cap is
+	// skipped for the round (its URLs get skipped results and stay due).
+	// 0 means DefaultMaxRetryAfter (see NoRetryAfterCap).
+	MaxRetryAfter time.Duration
+	// NoRetryAfterCap honours any Retry-After, however long.
+	// MaxRetryAfter must then be 0.
+	NoRetryAfterCap bool
 	// MaxConnections is the number of workers, each holding at most one
 	// connection; 0 means DefaultMaxConnections.
 	MaxConnections int
@@ -96,6 +110,15 @@ type Options struct {
 	// (a longer body is cut and the result marked Truncated); 0 means
 	// DefaultContentLimit.
 	ContentLimit int64
+	// ContentTypes are the media types whose pages are stored, as
+	// patterns of TypeMatcher ("text/html", "image/*", "*/*"); nil stores
+	// every type. A 200 answer of another type (by its Content-Type
+	// header, or sniffed from the body when it has none) is a
+	// fetch_success without a body (Result.TypeRefused): its body is not
+	// read further than a few KiB (the connection is closed rather than
+	// drained when more is coming), as Nutch keeps only what a parser is
+	// configured for.
+	ContentTypes []string
 	// FollowRedirects is how many redirects in a row are followed within
 	// the fetch: 0 follows none, recording a redirect and leaving its
 	// target to the next round, as Nutch's http.redirect.max = 0 does.
@@ -215,6 +238,9 @@ type Options struct {
 	// AllowPrivate; nil means PrivateAddr. Tests set it to make some
 	// loopback addresses look public.
 	privateAddr func(netip.Addr) bool
+
+	// types is ContentTypes compiled (nil: every type), set by withDefaults.
+	types *TypeMatcher
 }
 
 // refuses reports whether the address guard refuses a.
@@ -249,6 +275,7 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	or(&o.ServerDelay, o.NoServerDelay, DefaultServerDelay)
 	or(&o.MaxCrawlDelay, o.NoCrawlDelayCap, DefaultMaxCrawlDelay)
+	or(&o.MaxRetryAfter, o.NoRetryAfterCap, DefaultMaxRetryAfter)
 	or(&o.ExceptionBackoff, o.NoExceptionBackoff, DefaultExceptionBackoff)
 	or(&o.ProgressInterval, o.NoProgressLog, DefaultProgressInterval)
 	or(&o.ConnectTimeout, false, DefaultConnectTimeout)
@@ -260,6 +287,13 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ContentLimit == 0 {
 		o.ContentLimit = DefaultContentLimit
+	}
+	if o.ContentTypes != nil {
+		m, err := NewTypeMatcher(o.ContentTypes)
+		if err != nil {
+			return o, fmt.Errorf("fetcher: %w", err)
+		}
+		o.types = m
 	}
 	if o.MaxExceptionsPerHost == 0 && !o.NoExceptionLimit {
 		o.MaxExceptionsPerHost = DefaultMaxExceptionsPerHost
@@ -301,6 +335,7 @@ func (o Options) check() error {
 	}{
 		{"server delay", o.ServerDelay, o.NoServerDelay},
 		{"max crawl delay", o.MaxCrawlDelay, o.NoCrawlDelayCap},
+		{"max Retry-After", o.MaxRetryAfter, o.NoRetryAfterCap},
 		{"exception backoff", o.ExceptionBackoff, o.NoExceptionBackoff},
 		{"progress interval", o.ProgressInterval, o.NoProgressLog},
 		{"connect timeout", o.ConnectTimeout, false},

@@ -2,8 +2,11 @@ package fetcher
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -408,5 +411,121 @@ func TestCrawlDelayPerConnection(t *testing.T) {
 	}
 	if g := minGap(hs); g < time.Second {
 		t.Errorf("Crawl-delay 1 between connections: requests %v apart", g)
+	}
+}
+
+// TestRetryAfter: a 429 or 503 answer's Retry-After (seconds or an
+// HTTP-date) holds back the host's next request that long, counted by
+// host; one above MaxRetryAfter skips the host's remaining URLs for the
+// round (fetch_skipped, saying why); other hosts are not held back.
+func TestRetryAfter(t *testing.T) {
+	// busy answers its first page request 429 with Retry-After: 1, then
+	// 200s; dated answers 503 with an HTTP-date 1 s after its Date.
+	var busyN, datedN atomic.Int32
+	busy := newRecorder(t, "127.0.3.1", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" && busyN.Add(1) == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		site("")(w, r)
+	})
+	dated := newRecorder(t, "127.0.3.2", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/robots.txt" && datedN.Add(1) == 1 {
+			now := time.Now().UTC()
+			w.Header().Set("Date", now.Format(http.TimeFormat))
+			// An HTTP-date has whole seconds: 2 s after Date is at least
+			// 1 s after now.
+			w.Header().Set("Retry-After", now.Add(2*time.Second).Format(http.TimeFormat))
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		site("")(w, r)
+	})
+	// away asks for an hour: above the cap.
+	away := newRecorder(t, "127.0.3.3", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "3600")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})
+	other := newRecorder(t, "127.0.3.4", site(""))
+	var urls []string
+	for i := range 3 {
+		for _, rec := range []*recorder{busy, dated, away, other} {
+			urls = append(urls, fmt.Sprintf("%s/p%d.html", rec.base, i))
+		}
+	}
+	o := Options{Agent: "trawl-test", NoServerDelay: true, MaxRetryAfter: 10 * time.Second, NoExceptionBackoff: true,
+		AllowPrivate: true, Log: testLog(), NoProgressLog: true}
+	reqs := requests(urls...)
+	res, st := fetchAll(t, o, reqs)
+	checkAllReported(t, reqs, res)
+
+	for _, rec := range []*recorder{busy, dated} {
+		hits := rec.requests()[1:] // after robots.txt
+		if len(hits) != 3 {
+			t.Fatalf("%s: %d page requests, want 3", rec.base, len(hits))
+		}
+		if g := hits[1].start.Sub(hits[0].end); g < time.Second {
+			t.Errorf("%s: the request after the Retry-After answer came %v later, want at least 1s", rec.base, g)
+		}
+	}
+	if r := res[busy.base+"/p0.html"]; r == nil || r.HTTPStatus != 429 || r.Status != crawldb.StatusFetchRetry ||
+		r.RetryAfter != time.Second || !strings.Contains(r.Message, "Retry-After 1s") {
+		t.Errorf("429: %s, want fetch_retry with Retry-After 1s", summary(r))
+	}
+	if n := away.pages(); n != 1 {
+		t.Errorf("Retry-After 3600 > max 10s: %d pages requested, want 1", n)
+	}
+	for i := 1; i < 3; i++ {
+		u := fmt.Sprintf("%s/p%d.html", away.base, i)
+		checkSkipped(t, u, res[u], "skipped: Retry-After 3600s above the cap 10s")
+	}
+	for i := range 3 {
+		if r := res[fmt.Sprintf("%s/p%d.html", other.base, i)]; r == nil || r.Status != crawldb.StatusFetchSuccess {
+			t.Errorf("other host: %s", summary(r))
+		}
+	}
+	host := func(rec *recorder) string { return strings.Split(strings.TrimPrefix(rec.base, "http://"), ":")[0] }
+	want := map[string]int{host(busy): 1, host(dated): 1, host(away): 1}
+	if !maps.Equal(st.RetryAfter, want) {
+		t.Errorf("Stats.RetryAfter %v, want %v", st.RetryAfter, want)
+	}
+}
+
+// TestRetryAfterValue: delay-seconds and HTTP-dates (relative to the
+// response's Date when there is one); anything else is no wait.
+func TestRetryAfterValue(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		value, date string
+		want        time.Duration
+	}{
+		{"", "", 0},
+		{"120", "", 2 * time.Minute},
+		{" 5 ", "", 5 * time.Second},
+		{"0", "", 0},
+		{"-5", "", 0},
+		{"1.5", "", 0},
+		{"soon", "", 0},
+		{"99999999999", "", 0},
+		{"Fri, 27 Nov 2026 12:00:30 GMT", "", 30 * time.Second},
+		{"Fri, 27 Nov 2026 12:00:30 GMT", "Fri, 27 Nov 2026 12:00:20 GMT", 10 * time.Second},
+		{"Fri, 27 Nov 2026 11:00:00 GMT", "", 0},
+		{"Friday, 27-Nov-26 12:01:00 GMT", "", time.Minute},
+	} {
+		h := http.Header{}
+		if c.value != "" {
+			h.Set("Retry-After", c.value)
+		}
+		if c.date != "" {
+			h.Set("Date", c.date)
+		}
+		if got := retryAfter(h, now); got != c.want {
+			t.Errorf("Retry-After %q, Date %q: %v, want %v", c.value, c.date, got, c.want)
+		}
 	}
 }

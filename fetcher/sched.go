@@ -788,6 +788,16 @@ func (sc *scheduler) answered(s *server, d time.Duration, n int64, keepAlive, se
 	return s.stats.Exceptions
 }
 
+// waitAtLeast puts s's next turn at least d from now (a Retry-After).
+func (sc *scheduler) waitAtLeast(s *server, d time.Duration) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if t := time.Now().Add(d); t.After(s.next) {
+		s.next = t
+		sc.rew(s)
+	}
+}
+
 // setCrawlDelay sets a server's robots.txt Crawl-delay; the politeness
 // delay becomes the longer of it and ServerDelay.
 func (sc *scheduler) setCrawlDelay(s *server, d time.Duration) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/hostdb"
 	"github.com/trawl/trawl/parquetio"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -215,6 +216,66 @@ func BenchmarkUpdateDB(b *testing.B) {
 		}
 		copyDir(b, saved, current)
 		b.StartTimer()
+	}
+	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// benchHostDb writes a HostDb of 2,000 hosts, the synthetic CrawlDB's
+// among them, in which every tenth host has a failure streak of 5 (160 of
+// them hold URLs).
+func benchHostDb(b *testing.B, env Env) {
+	b.Helper()
+	var rows []hostdb.Host
+	for h := range 2000 {
+		row := hostdb.Host{Host: fmt.Sprintf("h%04d.bench.test", h), Successes: 10}
+		if h%10 == 3 {
+			row.Failures, row.FailureStreak = 5, 5
+		}
+		rows = append(rows, row)
+	}
+	cur := filepath.Join(env.Crawl, "hostdb", hostdb.CurrentName)
+	writeParquet(b, filepath.Join(cur, partName(0)), rows)
+	if err := hostdb.WriteVersion(storage.NewLocal(), cur, benchEpoch); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkGenerateHostDb is BenchmarkGenerateNoLimits with the HostDb
+// filter on (generate.hostdb.maxFailureStreak 3), skipping a tenth of the
+// hosts.
+func BenchmarkGenerateHostDb(b *testing.B) {
+	env, _ := benchCrawl(b)
+	benchHostDb(b, env)
+	now := benchEpoch.Add(48 * 24 * time.Hour)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Generate(context.Background(), env, GenerateOptions{Now: now, NumFetchers: 4, HostDbMaxFailureStreak: 3})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if res.HostDbHosts != 200 || res.HostDbFailing == 0 {
+			b.Fatalf("skipped %d hosts, %d URLs", res.HostDbHosts, res.HostDbFailing)
+		}
+		os.RemoveAll(res.Segment)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkUpdateHostDb builds the HostDb of the synthetic CrawlDB (no
+// segment), over the previous version.
+func BenchmarkUpdateHostDb(b *testing.B) {
+	env, _ := benchCrawl(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := UpdateHostDb(context.Background(), env, UpdateHostDbOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.Hosts != 1608 { // benchURL's: 1,600 small hosts and 8 big ones
+			b.Fatalf("%d hosts", res.Hosts)
+		}
 	}
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }

@@ -58,6 +58,13 @@ type CrawlOptions struct {
 	// nor a recorded round gives the time (the epoch of a synthetic web);
 	// it turns simulated time on like Now does.
 	Start time.Time
+	// Sitemaps runs Sitemap with the Sitemap options after the inject of
+	// Seeds (round 1 of a new crawl), FromRobots set: the sitemaps the
+	// robots.txt of the CrawlDB's hosts name, and those of
+	// Sitemap.SitemapURLs, so that pages no link reaches are crawled too
+	// (Nutch's crawl script with -sm). It needs Seeds.
+	Sitemaps bool
+	Sitemap  SitemapOptions
 	// The options of the jobs a round runs.
 	Inject   InjectOptions
 	Generate GenerateOptions
@@ -89,6 +96,11 @@ type CrawlOptions struct {
 	// invertlinks when Update.Scoring is "linkrank" (which implies
 	// LinkDB).
 	LinkRank LinkRankOptions
+	// HostDb keeps the crawl's HostDb current: after each round's
+	// updatedb (and invertlinks), UpdateHostDb adds the round's segment,
+	// so that the next round's generate can skip failing hosts
+	// (Generate.HostDbMaxFailureStreak).
+	HostDb bool
 	// SetClock, if set, is called before each round with the round's
 	// simulated time (not in wall-clock mode): a crawl of simweb moves the
 	// server's clock with it.
@@ -117,6 +129,16 @@ func (o CrawlOptions) Validate() error {
 		inj.Seeds = o.Seeds
 		if err := inj.Validate(); err != nil {
 			return fmt.Errorf("inject: %w", err)
+		}
+	}
+	if o.Sitemaps {
+		sm := o.Sitemap
+		sm.FromRobots = true
+		if len(o.Seeds) == 0 {
+			return errors.New("sitemaps: the sitemap step runs after the inject of the seeds; give seeds")
+		}
+		if err := sm.Validate(); err != nil {
+			return fmt.Errorf("sitemap: %w", err)
 		}
 	}
 	fetch, parse := o.Fetch, o.Parse
@@ -185,6 +207,9 @@ type RoundResult struct {
 	// (linkrank scoring).
 	InvertLinks *InvertLinksResult
 	LinkRank    *LinkRankResult
+	// UpdateHostDb is the HostDb update run after the round
+	// (CrawlOptions.HostDb).
+	UpdateHostDb *UpdateHostDbResult
 	// Duration is the round's wall time in this run.
 	Duration time.Duration
 	// Stopped says the round ended early at a StopFile; Interrupted that
@@ -199,6 +224,8 @@ type RoundResult struct {
 type CrawlResult struct {
 	// Inject is the inject's result (nil without seeds).
 	Inject *InjectResult
+	// Sitemap is the sitemap step's result (nil without Sitemaps).
+	Sitemap *SitemapResult
 	// Rounds are the rounds run, in order.
 	Rounds []RoundResult
 	// Discarded lists the half-done segments removed because they could
@@ -477,6 +504,15 @@ func (c *crawler) run(ctx context.Context, halfDone []segmentInfo) error {
 			return fmt.Errorf("crawl: %w", err)
 		}
 		c.res.Inject = r
+		if c.o.Sitemaps {
+			sm := c.o.Sitemap
+			sm.FromRobots, sm.Now = true, in.Now
+			r, err := Sitemap(ctx, c.env, sm)
+			if err != nil {
+				return fmt.Errorf("crawl: %w", err)
+			}
+			c.res.Sitemap = r
+		}
 	}
 	for _, si := range halfDone {
 		if !c.more() {
@@ -686,6 +722,17 @@ func (c *crawler) afterUpdate(ctx context.Context, rr *RoundResult) error {
 		rr.LinkRank = lr
 		rr.Stages = append(rr.Stages, "linkrank")
 	}
+	if c.o.HostDb {
+		if err := c.stop(); err != nil {
+			return err
+		}
+		hr, err := UpdateHostDb(ctx, c.env, UpdateHostDbOptions{Segments: []string{rr.Segment}})
+		if err != nil {
+			return fmt.Errorf("crawl: round %d: %w", rr.Round, err)
+		}
+		rr.UpdateHostDb = hr
+		rr.Stages = append(rr.Stages, "updatehostdb")
+	}
 	if c.o.ClusterEvery > 0 && rr.Round%c.o.ClusterEvery == 0 {
 		if err := c.stop(); err != nil {
 			return err
@@ -776,6 +823,10 @@ func (r RoundResult) Summary() string {
 	fmt.Fprintf(&b, "  generated  %d URLs", r.Generated)
 	if r.Generate != nil {
 		fmt.Fprintf(&b, " on %d hosts (due %d)", r.Generate.Hosts, r.Generate.Due)
+		if g := r.Generate; g.HostDbHosts > 0 {
+			fmt.Fprintf(&b, "; HostDb %s skipped %d hosts: %d URLs for their failure streak, %d for failed DNS",
+				g.HostDbVersion, g.HostDbHosts, g.HostDbFailing, g.HostDbDNSFailed)
+		}
 	}
 	b.WriteByte('\n')
 	if f := r.Fetch; f != nil {
@@ -798,6 +849,9 @@ func (r RoundResult) Summary() string {
 			fmt.Fprintf(&b, ", %d fetched", n)
 		}
 		b.WriteByte('\n')
+	}
+	if h := r.UpdateHostDb; h != nil {
+		fmt.Fprintf(&b, "  hostdb     %d hosts, %d with a failure streak (version %s)\n", h.Hosts, h.Failing, h.Version)
 	}
 	if cl := r.Cluster; cl != nil {
 		fmt.Fprintf(&b, "  clustered  %d young pages into %d clusters (%d noise), %d samples: %s\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/trawl/trawl/fetcher"
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/parquetio"
+	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
@@ -47,6 +49,13 @@ type FetchOptions struct {
 	// NoCrawlDelayCap honours any Crawl-delay (the fetcher.maxCrawlDelay
 	// setting -1s); MaxCrawlDelay must then be 0.
 	NoCrawlDelayCap bool
+	// MaxRetryAfter caps the Retry-After of 429 and 503 answers: within
+	// it the host's next request waits as asked; a host asking for more
+	// is skipped for the round; 0 means fetcher.DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// NoRetryAfterCap honours any Retry-After (the fetcher.maxRetryAfter
+	// setting -1s); MaxRetryAfter must then be 0.
+	NoRetryAfterCap bool
 	// MaxConnections is the number of connections of each fetch task
 	// (one per host at a time); 0 means 64.
 	MaxConnections int
@@ -57,6 +66,12 @@ type FetchOptions struct {
 	// ContentLimit is the most body bytes kept per page, decoded (0:
 	// 1 MiB); longer pages are cut and marked Content.Truncated.
 	ContentLimit int64
+	// ContentTypes are the media types whose pages are stored (patterns
+	// of fetcher.TypeMatcher: "text/html", "image/*", "*/*"); a 200 page
+	// of another type is recorded fetch_success with no content row, its
+	// body not downloaded. Nil means DefaultContentTypes: HTML and what
+	// the parser parses, as Nutch keeps what a parser is configured for.
+	ContentTypes []string
 	// FollowRedirects: 0 records redirects for the next round, as Nutch
 	// does by default; N follows up to N redirects in a row within the
 	// fetch (http.redirect.max).
@@ -132,7 +147,8 @@ type FetchOptions struct {
 	// is parsed once the fetch is published. Its Segment is ignored (the
 	// fetch's is used). nil leaves parsing to the parse job.
 	Parse *ParseOptions `json:"-"`
-	// WARC, when set, also writes every response (and its request) as
+	// WARC, when set, also writes every response (and its request) but
+	// those of pages of types not stored (ContentTypes) as
 	// WARC/1.1 records into the segment's warc directory
 	// (segment.DirWARC), each task its own files and their CDXJ indexes,
 	// published with the fetch's other outputs (fetcher.warc). nil
@@ -147,6 +163,12 @@ type FetchOptions struct {
 // doc has the measurement).
 const DefaultContentCompression = parquetio.ZstdFastest
 
+// DefaultContentTypes returns the content types a FetchOptions without
+// them stores, as of the fetcher.contentTypes setting: the types the
+// parser parses (parser.Types: HTML, plain text, PDF). Each call returns
+// a new slice.
+func DefaultContentTypes() []string { return parser.Types() }
+
 // DefaultFetchPolicy is the crawl scheduling policy of a FetchOptions
 // without one, as of the fetcher.policy setting: capacity (servers by
 // score per second, URLs by score; the fastest in bench/fetch).
@@ -160,10 +182,12 @@ func DefaultFetchOptions() FetchOptions {
 	return FetchOptions{
 		ServerDelay:          fetcher.DefaultServerDelay,
 		MaxCrawlDelay:        fetcher.DefaultMaxCrawlDelay,
+		MaxRetryAfter:        fetcher.DefaultMaxRetryAfter,
 		MaxConnections:       fetcher.DefaultMaxConnections,
 		ConnectTimeout:       fetcher.DefaultConnectTimeout,
 		ReadTimeout:          fetcher.DefaultReadTimeout,
 		ContentLimit:         fetcher.DefaultContentLimit,
+		ContentTypes:         DefaultContentTypes(),
 		MaxExceptionsPerHost: fetcher.DefaultMaxExceptionsPerHost,
 		Policy:               DefaultFetchPolicy,
 		QueueMode:            fetcher.QueueByHost.String(),
@@ -211,6 +235,14 @@ func (o FetchOptions) Validate() error {
 	return nil
 }
 
+// contentTypes returns the content types stored.
+func (o FetchOptions) contentTypes() []string {
+	if o.ContentTypes == nil {
+		return DefaultContentTypes()
+	}
+	return o.ContentTypes
+}
+
 // contentCompression returns the compression of the content files.
 func (o FetchOptions) contentCompression() (parquetio.Compression, error) {
 	if o.ContentCompression == "" {
@@ -247,8 +279,10 @@ func (o FetchOptions) fetcherOptions() (fetcher.Options, error) {
 		Agent: o.Agent, Policy: policy, QueueMode: queue, DelayBetween: between,
 		ServerDelay: o.ServerDelay, NoServerDelay: o.NoServerDelay,
 		MaxCrawlDelay: o.MaxCrawlDelay, NoCrawlDelayCap: o.NoCrawlDelayCap,
+		MaxRetryAfter: o.MaxRetryAfter, NoRetryAfterCap: o.NoRetryAfterCap,
 		MaxConnections: o.MaxConnections, ConnectTimeout: o.ConnectTimeout, ReadTimeout: o.ReadTimeout,
 		ContentLimit: o.ContentLimit, FollowRedirects: o.FollowRedirects, AllowPrivate: o.AllowPrivate,
+		ContentTypes:         o.contentTypes(),
 		MaxExceptionsPerHost: o.MaxExceptionsPerHost, NoExceptionLimit: o.NoExceptionLimit,
 		DisableKeepAlive:    o.DisableKeepAlive,
 		ThroughputThreshold: o.ThroughputThreshold, ThroughputCheckAfter: o.ThroughputCheckAfter,
@@ -280,6 +314,12 @@ type FetchResult struct {
 	Interrupted bool
 	// Bytes counts body bytes read from the network.
 	Bytes int64
+	// RetryAfter counts the 429 and 503 answers whose Retry-After the
+	// fetch honoured (fetcher.maxRetryAfter); RetryAfterHosts the hosts
+	// that sent them, by task (each task logs its counts by host), and
+	// RetryAfterSkipped the hosts skipped for the round because they
+	// asked for more than the cap.
+	RetryAfter, RetryAfterHosts, RetryAfterSkipped int64
 	// Counters are the engine's and the job's counters (group "fetch").
 	Counters *mapreduce.Counters
 	// Duration is the job's wall time; PagesPerSecond is Fetched per
@@ -297,11 +337,14 @@ const JobFetch = "fetch"
 // Counter names of the fetch job, besides the fetcher's own (see the
 // fetcher package's Counter constants and the status names).
 const (
-	ctrFetchListRows   = "fetch_list_rows"
-	ctrFetchUnfetched  = "unfetched"
-	ctrFetchTasks      = "tasks"
-	ctrFetchContent    = "content_rows"
-	ctrFetchRedirected = "redirect_targets_fetched"
+	ctrFetchListRows = "fetch_list_rows"
+	// ctrFetchRetryAfterHosts counts, per task, the hosts that answered
+	// 429 or 503 with a Retry-After (the fetcher counts the answers).
+	ctrFetchRetryAfterHosts = "hosts_retry_after"
+	ctrFetchUnfetched       = "unfetched"
+	ctrFetchTasks           = "tasks"
+	ctrFetchContent         = "content_rows"
+	ctrFetchRedirected      = "redirect_targets_fetched"
 	// ctrFetchInterrupted counts the tasks an interrupt ended early.
 	ctrFetchInterrupted = "tasks_interrupted"
 )
@@ -399,6 +442,7 @@ func Fetch(ctx context.Context, env Env, o FetchOptions) (_ *FetchResult, err er
 	log.Info("fetch done", "segment", o.Segment, "fetched", r.Fetched, "notmodified", r.NotModified,
 		"redirects", r.Redirects, "gone", r.Gone, "retry", r.Retry, "robots_denied", r.RobotsDenied,
 		"skipped", r.Skipped, "refused", r.Refused, "unfetched", r.Unfetched, "bytes", r.Bytes,
+		"retry_after", r.RetryAfter, "retry_after_hosts", r.RetryAfterHosts,
 		"pages_per_s", fmt.Sprintf("%.1f", r.PagesPerSecond), "duration", r.Duration.Round(time.Millisecond))
 	if r.Interrupted {
 		return r, fmt.Errorf("fetch: %w: kept %d fetched pages in %s; the %d URLs not fetched are recorded as skipped and stay due",
@@ -439,20 +483,23 @@ func (e Env) takeFetchable(fsys storage.FS, segPath, seg string, log *slog.Logge
 func fetchResult(seg string, jr *mapreduce.Result, start time.Time) *FetchResult {
 	g := func(name string) int64 { return jr.Counters.Get(JobFetch, name) }
 	r := &FetchResult{
-		Segment:      seg,
-		Counters:     jr.Counters,
-		Fetched:      g(crawldb.StatusFetchSuccess.String()),
-		NotModified:  g(crawldb.StatusFetchNotModified.String()),
-		Redirects:    g(crawldb.StatusFetchRedirPerm.String()) + g(crawldb.StatusFetchRedirTemp.String()),
-		Gone:         g(crawldb.StatusFetchGone.String()),
-		Retry:        g(crawldb.StatusFetchRetry.String()),
-		RobotsDenied: g(crawldb.StatusFetchRobotsDenied.String()),
-		Skipped:      g(crawldb.StatusFetchSkipped.String()),
-		Refused:      g(crawldb.StatusFetchRefused.String()),
-		Unfetched:    g(ctrFetchUnfetched),
-		Bytes:        g(fetcher.CounterBytes),
-		Interrupted:  g(ctrFetchInterrupted) > 0,
-		Duration:     time.Since(start),
+		Segment:           seg,
+		Counters:          jr.Counters,
+		Fetched:           g(crawldb.StatusFetchSuccess.String()),
+		NotModified:       g(crawldb.StatusFetchNotModified.String()),
+		Redirects:         g(crawldb.StatusFetchRedirPerm.String()) + g(crawldb.StatusFetchRedirTemp.String()),
+		Gone:              g(crawldb.StatusFetchGone.String()),
+		Retry:             g(crawldb.StatusFetchRetry.String()),
+		RobotsDenied:      g(crawldb.StatusFetchRobotsDenied.String()),
+		Skipped:           g(crawldb.StatusFetchSkipped.String()),
+		Refused:           g(crawldb.StatusFetchRefused.String()),
+		Unfetched:         g(ctrFetchUnfetched),
+		Bytes:             g(fetcher.CounterBytes),
+		RetryAfter:        g(fetcher.CounterRetryAfter),
+		RetryAfterHosts:   g(ctrFetchRetryAfterHosts),
+		RetryAfterSkipped: g(fetcher.CounterRetryAfterTooLong),
+		Interrupted:       g(ctrFetchInterrupted) > 0,
+		Duration:          time.Since(start),
 	}
 	r.Failed = r.Retry + r.Gone
 	if s := r.Duration.Seconds(); s > 0 {
@@ -680,6 +727,14 @@ func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, pp *pagePars
 		t.Count(ctrFetchInterrupted, 1)
 	}
 	t.Count(ctrFetchUnfetched, st.Unfetched+rec.skipUnreported())
+	if len(st.RetryAfter) > 0 {
+		// By host, so that an operator sees who asked to slow down.
+		hosts := slices.Sorted(maps.Keys(st.RetryAfter))
+		for _, h := range hosts {
+			t.Log.Info("Retry-After answers", "host", h, "count", st.RetryAfter[h])
+		}
+		t.Count(ctrFetchRetryAfterHosts, int64(len(hosts)))
+	}
 	slices.SortFunc(rec.out, func(a, b segment.Fetch) int { return strings.Compare(a.URL, b.URL) })
 	for i := range rec.out {
 		emit(rec.out[i].URL, fetchRecord{Fetch: &rec.out[i]})
@@ -767,7 +822,7 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 	}
 	rec.out = append(rec.out, fr)
 	var page fetchedPage
-	if r.Status == crawldb.StatusFetchSuccess {
+	if r.Status == crawldb.StatusFetchSuccess && !r.TypeRefused {
 		page = fetchedPage{
 			content: &segment.Content{
 				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,

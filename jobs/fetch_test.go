@@ -6,12 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -651,6 +655,116 @@ func TestFetchLargePart(t *testing.T) {
 	for u, f := range fetched {
 		if !reflect.DeepEqual(canonical(f.Datum), canonical(fl[u])) {
 			t.Fatalf("%s: datum %+v, fetch list %+v", u, f.Datum, fl[u])
+		}
+	}
+}
+
+// TestFetchRetryAfter: the fetch job passes fetcher.maxRetryAfter to its
+// fetcher and reports the Retry-After answers: one host answering 429
+// with Retry-After 1 is waited for and counted; one asking for more than
+// the cap has its other URL left for a later round.
+func TestFetchRetryAfter(t *testing.T) {
+	var asked atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/robots.txt":
+			http.NotFound(w, r)
+		case r.URL.Path == "/away":
+			w.Header().Set("Retry-After", "600")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case asked.Add(1) == 1:
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html><title>ok</title></html>")
+		}
+	})
+	// Two hosts: the same handler on two loopback addresses.
+	var bases []string
+	for _, ip := range []string{"127.0.4.1", "127.0.4.2"} {
+		l, err := net.Listen("tcp", ip+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: handler}
+		go srv.Serve(l)
+		t.Cleanup(func() { srv.Close() })
+		bases = append(bases, "http://"+l.Addr().String())
+	}
+	env := testEnv(t)
+	urls := []string{bases[0] + "/a", bases[0] + "/b", bases[1] + "/away", bases[1] + "/later"}
+	gen := generateAll(t, env, urls, genNow(), 1)
+	res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
+		NoServerDelay: true, AllowPrivate: true, MaxRetryAfter: 30 * time.Second, NoExceptionLimit: true,
+		ConnectTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second, NoProgressLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RetryAfter != 1 || res.RetryAfterSkipped != 1 || res.RetryAfterHosts != 2 {
+		t.Errorf("RetryAfter %d, RetryAfterSkipped %d, RetryAfterHosts %d; want 1, 1, 2",
+			res.RetryAfter, res.RetryAfterSkipped, res.RetryAfterHosts)
+	}
+	fetched, _ := readFetch(t, gen.Segment)
+	want := map[string]crawldb.Status{
+		urls[0]: crawldb.StatusFetchRetry, urls[1]: crawldb.StatusFetchSuccess,
+		urls[2]: crawldb.StatusFetchRetry, urls[3]: crawldb.StatusFetchSkipped,
+	}
+	// The two URLs of the busy host are fetched in either order: one got
+	// the 429.
+	if fetched[urls[0]].Status == crawldb.StatusFetchSuccess {
+		want[urls[0]], want[urls[1]] = crawldb.StatusFetchSuccess, crawldb.StatusFetchRetry
+	}
+	for u, st := range want {
+		if got := fetched[u].Status; got != st {
+			t.Errorf("%s: %v (%s), want %v", u, got, fetched[u].Message, st)
+		}
+	}
+}
+
+// TestFetchContentTypes: by default (fetcher.contentTypes: what the
+// parser parses) an image is recorded fetch_success without a content
+// row, and a parsing fetch parses the HTML and PDF pages; "*/*" stores
+// the image too.
+func TestFetchContentTypes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			http.NotFound(w, r)
+		case "/logo.png":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write([]byte("\x89PNG\r\n\x1a\n...."))
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, `<html><title>home</title><img src="/logo.png"></html>`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct {
+		types  []string
+		stored int
+	}{{nil, 1}, {[]string{"*/*"}, 2}} {
+		env := testEnv(t)
+		urls := []string{srv.URL + "/", srv.URL + "/logo.png"}
+		gen := generateAll(t, env, urls, genNow(), 1)
+		res, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "trawl-test",
+			NoServerDelay: true, AllowPrivate: true, ContentTypes: c.types, NoProgressLog: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fetched, _ := readFetch(t, gen.Segment)
+		for _, u := range urls {
+			if fetched[u].Status != crawldb.StatusFetchSuccess {
+				t.Errorf("%v: %s: %v %s", c.types, u, fetched[u].Status, fetched[u].Message)
+			}
+		}
+		content := readParts[segment.Content](t, filepath.Join(gen.Segment, segment.DirContent))
+		if len(content) != c.stored {
+			t.Errorf("%v: %d content rows, want %d", c.types, len(content), c.stored)
+		}
+		refused := res.Counters.Get(JobFetch, "content_type_not_stored")
+		if c.stored == 1 && (refused != 1 || fetched[urls[1]].Message != "content not stored: image/png is not a stored content type") {
+			t.Errorf("default types: %d refused, message %q", refused, fetched[urls[1]].Message)
 		}
 	}
 }

@@ -90,6 +90,15 @@ type GenerateOptions struct {
 	// NumFetchers otherwise), at most mapreduce.MaxReduce; 0 means the
 	// larger of NumFetchers and the runner's parallelism.
 	SelectReducers int
+	// HostDbMaxFailureStreak, if positive, skips every URL of a host
+	// whose failure streak in the crawl's HostDb is at least this
+	// (generate.hostdb.maxFailureStreak, as Nutch's generate.hostdb with
+	// an expression on the host's failures); 0 means off.
+	// HostDbSkipDNSFailed skips every URL of a host whose last fetch
+	// failed to resolve its name (generate.hostdb.skipDNSFailed). Without
+	// a HostDb neither skips anything.
+	HostDbMaxFailureStreak int64
+	HostDbSkipDNSFailed    bool
 }
 
 // Validate reports the first option Generate cannot use. Its messages
@@ -110,6 +119,8 @@ func (o GenerateOptions) Validate() error {
 		return fmt.Errorf("generate.delay must be >= 0 (0: %v), not %v", DefaultGenerateDelay, o.Delay)
 	case o.MaxInterval < 0:
 		return fmt.Errorf("generate: negative maximum fetch interval %v", o.MaxInterval)
+	case o.HostDbMaxFailureStreak < 0:
+		return fmt.Errorf("generate.hostdb.maxFailureStreak must be >= 0 (0: off), not %d", o.HostDbMaxFailureStreak)
 	case o.RestrictStatus == crawldb.StatusDBDuplicate:
 		return fmt.Errorf("generate: cannot restrict to status %v: duplicates are never selected", o.RestrictStatus)
 	}
@@ -191,6 +202,14 @@ type GenerateResult struct {
 	DBDuplicates int64
 	// PendingSegments are the segments whose fetch lists were excluded.
 	PendingSegments []string
+	// HostDbVersion is the version of the HostDb the selection read
+	// (HostDbMaxFailureStreak, HostDbSkipDNSFailed), "" if none was
+	// read; HostDbHosts counts the hosts it made generate skip, and
+	// HostDbFailing and HostDbDNSFailed the due URLs skipped for a
+	// failure streak and for a failed DNS lookup.
+	HostDbVersion                  string
+	HostDbHosts                    int64
+	HostDbFailing, HostDbDNSFailed int64
 	// Counters are the engine's and the jobs' counters (groups
 	// "generate-select" and "generate-topn").
 	Counters *mapreduce.Counters
@@ -319,9 +338,13 @@ func Generate(ctx context.Context, env Env, o GenerateOptions) (res *GenerateRes
 		return nil, fmt.Errorf("generate: %w", err)
 	}
 	defer g.removeUnlessPublished()
+	if g.hostSkip, err = g.prepareHostSkips(ctx); err != nil {
+		return nil, err
+	}
 	if err := g.selectCandidates(ctx); err != nil {
 		return nil, err
 	}
+	g.removeHostSkips()
 	if err := g.finishFetchList(ctx); err != nil {
 		return nil, err
 	}
@@ -352,6 +375,10 @@ type generation struct {
 	reduces             int
 	res                 *GenerateResult
 	published           bool
+
+	// hostSkip is the URI of the hosts the HostDb makes generate skip
+	// (a side file of generate-select), "" if none.
+	hostSkip string
 }
 
 // checkCrawlDB recovers the CrawlDB from a killed update and reports
@@ -442,14 +469,17 @@ func (g *generation) result(start time.Time) (*GenerateResult, error) {
 	res := g.res
 	res.Duration = time.Since(start)
 	if res.Selected == 0 {
-		g.log.Info("nothing to fetch", "due", res.Due, "held_by_pending", res.Pending, "pending_segments", len(g.pending))
+		g.log.Info("nothing to fetch", "due", res.Due, "held_by_pending", res.Pending, "pending_segments", len(g.pending),
+			"hostdb_hosts_skipped", res.HostDbHosts, "hostdb_failure_streak", res.HostDbFailing, "hostdb_dns_failed", res.HostDbDNSFailed)
 		return nil, ErrNothingDue
 	}
 	g.published = true
 	g.log.Info("generate done", "segment", res.Segment, "selected", res.Selected, "due", res.Due,
 		"held_by_pending", res.Pending, "over_max_per_host", res.OverHostLimit, "over_topn", res.OverTopN,
 		"db_duplicates", res.DBDuplicates, "parts", g.o.NumFetchers, "partition_mode", g.o.PartitionMode,
-		"unresolved_hosts", res.Unresolved, "duration", res.Duration.Round(time.Millisecond))
+		"unresolved_hosts", res.Unresolved, "hostdb_version", res.HostDbVersion, "hostdb_hosts_skipped", res.HostDbHosts,
+		"hostdb_failure_streak", res.HostDbFailing, "hostdb_dns_failed", res.HostDbDNSFailed,
+		"duration", res.Duration.Round(time.Millisecond))
 	return res, nil
 }
 

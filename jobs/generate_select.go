@@ -48,6 +48,9 @@ type generateSelect struct {
 	MinScore       *float32
 	MaxInterval    time.Duration
 	RestrictStatus crawldb.Status
+	// HostSkip, if set, is the side file of the hosts whose URLs are
+	// skipped (generate's HostDb filter, see hostSkipTable).
+	HostSkip string
 }
 
 // JobName returns JobGenerateSelect.
@@ -85,14 +88,18 @@ func (s generateSelect) Job() (mapreduce.Runnable, error) {
 			return scoreOnly{Score: rankOf(sel.ranker, &d, sel.now)}, true
 		}))
 	}
-	return &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
+	job := &mapreduce.Job[crawldb.Datum, crawldb.Datum]{
 		Name:      JobGenerateSelect,
 		Inputs:    inputs,
 		Reduce:    sel.reduce,
 		Partition: tokenPartitioner(),
 		NumReduce: s.Reduces,
 		Outputs:   outputs,
-	}, nil
+	}
+	if s.HostSkip != "" {
+		job.MapSetup = (&hostSkipTable{uri: s.HostSkip}).setup
+	}
+	return job, nil
 }
 
 // generateSchedule builds the schedule of o (its zero value: adaptive with
@@ -122,6 +129,9 @@ type selector struct {
 	maxPerHost  int64
 	// limit is the most URLs one host can contribute (0: no limit).
 	limit int64
+	// hostSkip says the job has the HostDb's hosts to skip (in the map
+	// tasks' Task.State).
+	hostSkip bool
 }
 
 func newSelector(s generateSelect) (*selector, error) {
@@ -140,7 +150,7 @@ func newSelector(s generateSelect) (*selector, error) {
 	sel := &selector{part: part, sched: sched, ranker: ranker, filters: filters, now: s.Now,
 		genTime: s.GenerateTime, delay: s.Delay, minScore: s.MinScore,
 		maxInterval: intervalSeconds(s.MaxInterval), restrict: s.RestrictStatus,
-		topN: s.TopN, maxPerHost: int64(s.MaxPerHost), limit: int64(s.MaxPerHost)}
+		topN: s.TopN, maxPerHost: int64(s.MaxPerHost), limit: int64(s.MaxPerHost), hostSkip: s.HostSkip != ""}
 	if sel.topN > 0 && (sel.limit == 0 || sel.topN < sel.limit) {
 		sel.limit = sel.topN
 	}
@@ -182,6 +192,12 @@ func (sel *selector) candidate(t *mapreduce.Task, d crawldb.Datum, emit mapreduc
 	if reason := sel.skip(&d); reason != "" {
 		t.Count(reason, 1)
 		return nil
+	}
+	if sel.hostSkip {
+		if reason := hostSkipCounter(t, d.Host); reason != "" {
+			t.Count(reason, 1)
+			return nil
+		}
 	}
 	group, ok := sel.part.selectGroup(d.URL, d.Host)
 	if !ok {
@@ -339,7 +355,7 @@ func (g *generation) selectCandidates(ctx context.Context) error {
 		Out: g.selectOut, Ranks: g.ranksOut, Reduces: g.reduces, GenerateTime: g.genTime, Filters: g.filters,
 		TopN: o.TopN, MaxPerHost: o.MaxPerHost, CountMode: o.CountMode, PartitionMode: o.PartitionMode,
 		Now: o.Now, Delay: o.Delay, Schedule: o.Schedule, MinScore: o.MinScore,
-		MaxInterval: o.MaxInterval, RestrictStatus: o.RestrictStatus,
+		MaxInterval: o.MaxInterval, RestrictStatus: o.RestrictStatus, HostSkip: g.hostSkip,
 	}
 	jr, err := g.env.Run(ctx, spec)
 	if err != nil {
@@ -350,6 +366,7 @@ func (g *generation) selectCandidates(ctx context.Context) error {
 	c := func(name string) int64 { return r.Counters.Get(JobGenerateSelect, name) }
 	r.Due, r.Pending, r.OverHostLimit, r.OverTopN = c(ctrDue), c(ctrPendingHeld), c(ctrOverHost), c(ctrOverTopN)
 	r.DBDuplicates = c(ctrDBDuplicate)
+	r.HostDbFailing, r.HostDbDNSFailed = c(ctrHostFailing), c(ctrHostDNSFailed)
 	r.Selected, r.Hosts = c(ctrSelected), c(ctrHosts)
 	return nil
 }

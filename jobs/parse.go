@@ -52,6 +52,11 @@ type ParseOptions struct {
 	// urlutil.ScopeDomain) (Nutch's db.ignore.internal.links and
 	// db.ignore.external.links); false keeps them.
 	IgnoreInternalLinks, IgnoreExternalLinks bool
+	// EmbeddedLinks also takes the resources pages embed (images,
+	// scripts, style sheets, media) as outlinks, as wget's
+	// --page-requisites does (parser.Options.EmbeddedLinks); false takes
+	// navigational links only.
+	EmbeddedLinks bool
 	// ParseTruncated parses pages the fetcher cut at its content limit.
 	// By default (false) they are skipped, as Nutch's
 	// parser.skip.truncated does: a cut page gives a partial text and
@@ -260,6 +265,7 @@ func planParse(env Env, seg string, o ParseOptions, filters filterSpec) parseJob
 		Signature:           sig,
 		IgnoreInternalLinks: o.IgnoreInternalLinks,
 		IgnoreExternalLinks: o.IgnoreExternalLinks,
+		EmbeddedLinks:       o.EmbeddedLinks,
 		ParseTruncated:      o.ParseTruncated,
 		Filters:             filters,
 		Focus:               o.Focus,
@@ -292,6 +298,7 @@ type parseJob struct {
 	Scope                                    urlutil.Scope
 	IgnoreInternalLinks, IgnoreExternalLinks bool
 	ParseTruncated                           bool
+	EmbeddedLinks                            bool `json:",omitempty"`
 	// Signature is ParseOptions.Signature resolved:
 	// parser.SignatureMD5 or parser.SignatureTextProfile.
 	Signature string
@@ -312,7 +319,8 @@ func (parseJob) JobName() string { return JobParse }
 func (s parseJob) options() ParseOptions {
 	return ParseOptions{Segment: s.Segment, MaxOutlinks: s.MaxOutlinks, AllOutlinks: s.AllOutlinks,
 		Scope: s.Scope, Signature: s.Signature, IgnoreInternalLinks: s.IgnoreInternalLinks,
-		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce, Focus: s.Focus}
+		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce, Focus: s.Focus,
+		EmbeddedLinks: s.EmbeddedLinks}
 }
 
 // Job builds the job (the driver and the Hadoop task entry, through
@@ -345,7 +353,7 @@ func (s parseJob) pageParser() (*pageParser, error) {
 	}
 	po := parser.Options{MaxOutlinks: s.MaxOutlinks, Scope: s.Scope,
 		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks,
-		NoTextProfile: s.Signature != parser.SignatureTextProfile}
+		EmbeddedLinks: s.EmbeddedLinks, NoTextProfile: s.Signature != parser.SignatureTextProfile}
 	if s.AllOutlinks {
 		po.MaxOutlinks = -1 // parser.Options' "no cap"
 	}

@@ -28,11 +28,14 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[dedupSelect](r)
 	mapreduce.Register[dedupMark](r)
 	mapreduce.Register[invertLinks](r)
+	mapreduce.Register[updateHostDb](r)
 	mapreduce.Register[rankEdges](r)
 	mapreduce.Register[rankNodes](r)
 	mapreduce.Register[rankIterate](r)
 	mapreduce.Register[rankScore](r)
 	mapreduce.Register[warcExport](r)
+	mapreduce.Register[sitemapHostsJob](r)
+	mapreduce.Register[sitemapJob](r)
 	return r
 }
 

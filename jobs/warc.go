@@ -137,10 +137,12 @@ func (s *warcSink[O]) Close() (int64, int64, error) {
 	return st.Records, st.Bytes, err
 }
 
-// exchangeOf is the exchange of a fetcher result with a response (nil
-// without one), from what the fetcher kept with Options.KeepExchange.
+// exchangeOf is the exchange of a fetcher result with a response, from
+// what the fetcher kept with Options.KeepExchange; nil without a
+// response, or for a page of a type not stored (fetcher.contentTypes),
+// whose body was not downloaded.
 func exchangeOf(r *fetcher.Result, t time.Time) *warc.Exchange {
-	if r.HTTPStatus == 0 || r.Header == nil {
+	if r.HTTPStatus == 0 || r.Header == nil || r.TypeRefused {
 		return nil
 	}
 	return &warc.Exchange{

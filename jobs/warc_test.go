@@ -155,7 +155,7 @@ func TestFetchWARC(t *testing.T) {
 			gen := generateAll(t, env, site.urls(), now, 2)
 			o := FetchOptions{Segment: gen.Segment, Agent: "warc-test", NoServerDelay: true, AllowPrivate: true,
 				ConnectTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, NoProgressLog: true, Now: now,
-				WARC: &WARCOptions{Host: "testhost"}}
+				WARC: &WARCOptions{Host: "testhost"}, ContentTypes: []string{"*/*"}}
 			switch mode {
 			case "parse":
 				o.Parse = &ParseOptions{Signature: parser.SignatureTextProfile}
@@ -217,7 +217,7 @@ func TestExportWARC(t *testing.T) {
 	env := testEnv(t)
 	gen := generateAll(t, env, site.urls(), now, 2)
 	if _, err := Fetch(context.Background(), env, FetchOptions{Segment: gen.Segment, Agent: "warc-test", NoServerDelay: true,
-		AllowPrivate: true, NoProgressLog: true, Now: now}); err != nil {
+		AllowPrivate: true, NoProgressLog: true, Now: now, ContentTypes: []string{"*/*"}}); err != nil {
 		t.Fatal(err)
 	}
 	check := func(t *testing.T, dir string) {

@@ -12,9 +12,14 @@
 // header); when it is missing or application/octet-stream it is sniffed
 // from the body (net/http.DetectContentType). text/html,
 // application/xhtml+xml and application/vnd.wap.xhtml+xml are parsed as
-// HTML, text/plain as plain text (its text, no links). Anything else fails
-// with ErrUnsupportedType. Parse never panics: a panic while parsing one
-// page is recovered and returned as an error for that page.
+// HTML, text/plain as plain text (its text, no links), application/pdf as
+// PDF (the text of its pages, the title from its information dictionary,
+// the URIs of its link annotations as outlinks; github.com/ledongthuc/pdf
+// reads the file, within bounds on pages, decoded content and reads that
+// keep a hostile file as cheap as a large page: see MaxPDFPages). Types
+// lists them. Anything else fails with ErrUnsupportedType. Parse never
+// panics: a panic while parsing one page is recovered and returned as an
+// error for that page.
 //
 // # Character encoding
 //

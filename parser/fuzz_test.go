@@ -33,6 +33,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("plain text\twith\nlines"), "text/plain; charset=utf-8")
 	f.Add([]byte("\x89PNG"), "")
+	f.Add(makePDF(f, "T", []string{"one", "two"}, []string{"http://h.example/l"}), "application/pdf")
 	p := parser.New(parser.Options{MaxOutlinks: 5, Filter: urlutil.NewFilters(urlutil.DefaultFilterOptions())})
 	f.Fuzz(func(t *testing.T, body []byte, ctype string) {
 		const page = "http://h.example/dir/page.html"
@@ -43,7 +44,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if r.MediaType == "text/html" || r.MediaType == "text/plain" {
+		if r.MediaType == "text/html" || r.MediaType == "text/plain" || r.MediaType == "application/pdf" {
 			// fine
 		} else if !strings.Contains(r.MediaType, "xhtml") {
 			t.Fatalf("parsed media type %q", r.MediaType)

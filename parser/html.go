@@ -16,6 +16,7 @@ const (
 	linkArea
 	linkFrame
 	linkLink
+	linkEmbed // an embedded resource (Options.EmbeddedLinks)
 )
 
 // rawLink is a link as written in the page. While the page is read its
@@ -49,6 +50,7 @@ type htmlState struct {
 	hasRefresh          bool
 	robots              robots
 	meta                map[string]string
+	embedded            bool // take embedded resources (Options.EmbeddedLinks)
 	seen                map[string]int // resolveLinks' scratch: URL -> index in Outlinks, or -1
 
 	// The token stream's state: the raw-text element whose content comes
@@ -110,6 +112,7 @@ func (p *Parser) parseHTML(res *Result, body []byte, ctype, pageURL string) {
 
 	st := p.scratch.Get().(*htmlState)
 	st.reset()
+	st.embedded = p.o.EmbeddedLinks
 	defer func() {
 		if !st.tooBig() {
 			st.reset()
@@ -621,6 +624,13 @@ func (st *htmlState) startTag(a atom.Atom, selfClosing bool) {
 		st.metaTag()
 	case atom.Img:
 		st.imgTag()
+		if st.embedded {
+			st.srcTag()
+		}
+	case atom.Script, atom.Source, atom.Video, atom.Audio, atom.Embed:
+		if st.embedded {
+			st.srcTag()
+		}
 	case atom.Template:
 		if !selfClosing {
 			st.template++
@@ -764,6 +774,39 @@ func (st *htmlState) linkTag() {
 	if nav {
 		off := st.keep([]byte(href))
 		st.addLink(off, len(st.arena), nil, linkLink)
+	} else if st.embedded && embeddedRel(rel) {
+		off := st.keep([]byte(href))
+		st.addLink(off, len(st.arena), nil, linkEmbed)
+	}
+}
+
+// embeddedRel reports whether a <link rel> names a resource the page
+// embeds: a style sheet, an icon, a preload or a manifest.
+func embeddedRel(rel string) bool {
+	for _, t := range strings.Fields(strings.ToLower(rel)) {
+		switch t {
+		case "stylesheet", "icon", "apple-touch-icon", "preload", "modulepreload", "manifest":
+			return true
+		}
+	}
+	return false
+}
+
+// srcTag records the src of an embedded resource (Options.EmbeddedLinks)
+// outside a <template>.
+func (st *htmlState) srcTag() {
+	if st.template > 0 {
+		return
+	}
+	var off, end int
+	has := false
+	st.attrs(func(k, v []byte) {
+		if string(k) == "src" && !has {
+			off, end, has = st.keep(v), len(st.arena), true
+		}
+	})
+	if has {
+		st.addLink(off, end, nil, linkEmbed)
 	}
 }
 

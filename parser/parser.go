@@ -40,6 +40,13 @@ const MaxRawLinks = 50000
 // HTML nor plain text.
 var ErrUnsupportedType = errors.New("unsupported content type")
 
+// Types returns the media types Parse parses, in the order of the package
+// doc: HTML (three names), plain text and PDF. Each call returns a new
+// slice.
+func Types() []string {
+	return []string{"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml", "text/plain", "application/pdf"}
+}
+
 // Options configure a Parser. The zero value resolves and normalizes links
 // with the default normalizer, filters nothing and keeps
 // DefaultMaxOutlinks links per page.
@@ -59,6 +66,14 @@ type Options struct {
 	// IgnoreInternalLinks drops outlinks to the page's own host (domain
 	// when Scope is ScopeDomain) (Nutch's db.ignore.internal.links).
 	IgnoreInternalLinks bool
+	// EmbeddedLinks also takes the resources a page embeds as outlinks, as
+	// wget --page-requisites fetches them: img, script, source, video,
+	// audio and embed [src], and link[href] of a style sheet, icon,
+	// preload or manifest. Their URLs then pass the outlink checks like
+	// any link (the default suffix filter refuses images, style sheets
+	// and scripts, as Nutch's does). False takes navigational links only,
+	// as Nutch's default URL filters leave them.
+	EmbeddedLinks bool
 	// MaxOutlinks caps the outlinks kept per page; 0 means
 	// DefaultMaxOutlinks, a negative value no cap.
 	MaxOutlinks int
@@ -235,6 +250,10 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 		p.parseHTML(res, c.Body, csType, pageURL)
 	case "text/plain":
 		p.parsePlain(res, c.Body, csType)
+	case "application/pdf":
+		if err := p.parsePDF(res, c.Body, pageURL); err != nil {
+			return nil, &Error{URL: c.URL, Err: err}
+		}
 	default:
 		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
 	}

@@ -3,6 +3,7 @@ package parser_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -373,10 +374,21 @@ func TestContentTypes(t *testing.T) {
 	if r.Title != "X" || r.Text != "Body" {
 		t.Errorf("xhtml: %+v", r)
 	}
+	// A PDF that is not one (here cut short) fails as a PDF.
 	for _, c := range []segment.Content{
 		{URL: "http://h.example/d.pdf", ContentType: "application/pdf", Body: []byte("%PDF-1.4\n...")},
-		{URL: "http://h.example/i", ContentType: "image/png", Body: []byte("\x89PNG\r\n\x1a\n")},
 		{URL: "http://h.example/s", ContentType: "application/octet-stream", Body: []byte("%PDF-1.4\n")},
+	} {
+		_, err := parser.Parse(c, parser.Options{})
+		var pe *parser.Error
+		if err == nil || errors.Is(err, parser.ErrUnsupportedType) || !errors.As(err, &pe) || pe.URL != c.URL || pe.Panic ||
+			!strings.Contains(err.Error(), "pdf") {
+			t.Errorf("%s: err %v, want a PDF error", c.URL, err)
+		}
+	}
+	for _, c := range []segment.Content{
+		{URL: "http://h.example/i", ContentType: "image/png", Body: []byte("\x89PNG\r\n\x1a\n")},
+		{URL: "http://h.example/z", ContentType: "application/zip", Body: []byte("PK\x03\x04")},
 	} {
 		_, err := parser.Parse(c, parser.Options{})
 		var pe *parser.Error
@@ -506,5 +518,37 @@ func TestNoTextProfile(t *testing.T) {
 	full.TextProfile = nil
 	if !reflect.DeepEqual(full, md5Only) {
 		t.Errorf("results differ beyond the text profile:\n%+v\n%+v", full, md5Only)
+	}
+}
+
+// TestEmbeddedLinks: with Options.EmbeddedLinks the resources a page
+// embeds are outlinks too, read the same by the scanner and by the
+// tokenizer (the second page has a NUL, which the scanner leaves to the
+// tokenizer); without it only navigational links are.
+func TestEmbeddedLinks(t *testing.T) {
+	const page = `<html><head><link rel="stylesheet" href="/s.css"><link rel="icon" href="/f.ico">` +
+		`<link rel="next" href="/2.html"><link rel="author" href="/me.html"><script src="/app.js"></script></head>` +
+		`<body><a href="/a.html"><img src="/i.png" alt="pic"></a><video src="/v.mp4"><source src="/v.webm"></video>` +
+		`<template><img src="/t.png"></template><script>var s = "<img src=/no.png>";</script></body></html>`
+	want := []string{"http://h.example/s.css", "http://h.example/f.ico", "http://h.example/2.html",
+		"http://h.example/me.html", "http://h.example/app.js", "http://h.example/a.html", "http://h.example/i.png",
+		"http://h.example/v.mp4", "http://h.example/v.webm"}
+	for _, body := range []string{page, page + "\x00"} {
+		r := mustParse(t, htmlPage("http://h.example/", body), parser.Options{EmbeddedLinks: true})
+		var got []string
+		for _, o := range r.Outlinks {
+			got = append(got, o.URL)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("embedded links:\n got %v\nwant %v", got, want)
+		}
+	}
+	r := mustParse(t, htmlPage("http://h.example/", page), parser.Options{})
+	var got []string
+	for _, o := range r.Outlinks {
+		got = append(got, o.URL)
+	}
+	if want := []string{"http://h.example/2.html", "http://h.example/me.html", "http://h.example/a.html"}; !slices.Equal(got, want) {
+		t.Errorf("navigational links: %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package parser_test
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -85,9 +84,17 @@ func TestSimwebTruth(t *testing.T) {
 	seen := map[string]int{}
 	for _, row := range c.truth {
 		if row.Kind == "document" {
-			_, err := p.Parse(c.content(t, row, 0))
-			if !errors.Is(err, parser.ErrUnsupportedType) {
-				t.Errorf("%s: PDF: err %v", row.URL, err)
+			// A PDF: its text, word for word, and its title.
+			content := c.content(t, row, 0)
+			r, err := p.Parse(content)
+			if err != nil {
+				t.Errorf("%s: PDF: %v", row.URL, err)
+				continue
+			}
+			if r.MediaType != "application/pdf" || r.Features.Words != row.Features.Words || r.Title == "" ||
+				r.Features.Bytes != int64(len(content.Body)) {
+				t.Errorf("%s: PDF parsed as %s, %d words (truth %d), title %q", row.URL, r.MediaType, r.Features.Words,
+					row.Features.Words, r.Title)
 			}
 			seen["pdf"]++
 			continue

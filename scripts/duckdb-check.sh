@@ -75,3 +75,49 @@ if (fail.length) { console.error('duckdb-check: FAIL: ' + fail.join('; ')); proc
 console.log(`duckdb-check: DuckDB reads the LinkDB (${l.n} links to ${l.urls} URLs) and the focus columns (${d.off} pages off topic, max relevance ${Number(d.rmax).toFixed(3)}), agrees with readlinkdb and readdb`);
 JS
 (cd "$work" && node f.mjs "$focus/linkdb/current" "$focus/crawldb/current" "$links" "$offtopic" "$scored")
+
+# The Arrow IPC stream of readdb dump --format arrow, read by the apache-arrow
+# JavaScript package (an Arrow implementation independent of trawl's Go one),
+# and by DuckDB's nanoarrow extension when DuckDB can install it (it comes
+# from DuckDB's own extension site, not from npm; without it that part is
+# skipped). Both must agree with readdb stats.
+"$trawl" --crawl "$focus" readdb dump --format arrow --output "$work/crawldb.arrow"
+fstats=$("$trawl" --crawl "$focus" readdb stats --json)
+(cd "$work" && npm install --silent --no-audit --no-fund apache-arrow@21.2.0 >/dev/null 2>&1) || {
+	echo "duckdb-check: could not install apache-arrow from npm; Arrow check skipped"
+	exit 0
+}
+cat >"$work/a.mjs" <<'JS'
+import { readFileSync } from 'node:fs';
+import { tableFromIPC } from 'apache-arrow';
+import { DuckDBInstance } from '@duckdb/node-api';
+const [file, wantJSON] = process.argv.slice(2);
+const want = JSON.parse(wantJSON);
+const t = tableFromIPC(readFileSync(file));
+const byName = {};
+const fail = [];
+for (const row of t) {
+  byName[row.status_name] = (byName[row.status_name] ?? 0) + 1;
+  if (!row.status_name?.startsWith('db_')) fail.push(`status ${row.status} named ${row.status_name}`);
+}
+if (t.numRows !== want.total) fail.push(`apache-arrow: rows ${t.numRows} != ${want.total}`);
+for (const [name, n] of Object.entries(want.status)) {
+  if (byName[name] !== n) fail.push(`apache-arrow: ${name} ${byName[name]} != ${n}`);
+}
+let duck = 'DuckDB skipped (nanoarrow extension not installable here)';
+const c = await (await DuckDBInstance.create(':memory:')).connect();
+let loaded = false;
+try {
+  await c.run('INSTALL nanoarrow FROM community');
+  await c.run('LOAD nanoarrow');
+  loaded = true;
+  const rows = (await c.runAndReadAll(`SELECT status_name::VARCHAR AS s, count(*) AS n FROM read_arrow('${file}') GROUP BY ALL`)).getRowObjectsJson();
+  for (const r of rows) if (Number(r.n) !== want.status[r.s]) fail.push(`DuckDB: ${r.s} ${r.n} != ${want.status[r.s]}`);
+  duck = `DuckDB reads it too (${rows.length} statuses)`;
+} catch (e) {
+  if (loaded) fail.push(`DuckDB: ${e}`);
+}
+if (fail.length) { console.error('duckdb-check: FAIL: ' + fail.slice(0, 10).join('; ')); process.exit(1); }
+console.log(`duckdb-check: apache-arrow reads the Arrow dump of the CrawlDB (${t.numRows} rows in ${t.batches.length} batches), status names agree with readdb stats; ${duck}`);
+JS
+(cd "$work" && node a.mjs "$work/crawldb.arrow" "$fstats")

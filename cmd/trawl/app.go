@@ -140,6 +140,7 @@ func newApp(sio *stdio) *cli.App {
 		},
 		Commands: []*cli.Command{
 			injectCommand(sio),
+			sitemapCommand(sio),
 			generateCommand(sio),
 			fetchCommand(sio),
 			parseCommand(sio),
@@ -156,6 +157,8 @@ func newApp(sio *stdio) *cli.App {
 			readsegCommand(sio),
 			readlinkdbCommand(sio),
 			warcCommand(sio),
+			updatehostdbCommand(sio),
+			readhostdbCommand(sio),
 			simwebCommand(sio),
 			configCommand(sio),
 			versionCommand(sio),

@@ -85,8 +85,10 @@ Examples:
    trawl --crawl ./crawl crawl --seeds urls.txt --rounds 3 --agent mybot
    trawl crawl --rounds -1 --topN 50000 --agent mybot --time-limit 2h
    trawl crawl --simweb --rounds 9 --schedule dynamic --cluster-every 3 --cluster-eps 0.25
+   trawl crawl --simweb --rounds 3 --hostdb --max-failure-streak 3   # keep crawl/hostdb current; skip hosts failing 3 times in a row
    trawl crawl --simweb --rounds 3 --linkdb                # keep crawl/linkdb current (trawl invertlinks each round)
    trawl crawl --simweb --rounds 3 --scoring linkrank      # score pages by PageRank over the LinkDB, not OPIC
+   trawl crawl --seeds urls.txt --agent mybot --sitemaps    # also the pages the seed hosts' robots.txt sitemaps list
    trawl crawl --seeds urls.txt --agent mybot --topic astronomy.txt --topN 500 --rounds 10   # a focused crawl
    0 * * * * trawl --crawl /data/crawl crawl --rounds 1 --agent mybot >> crawl.log 2>&1
    touch ./crawl/.STOP                                    # stop a running crawl between stages`,
@@ -123,10 +125,13 @@ func crawlFlags() []cli.Flag {
 	}
 	flags = append(flags, settingFlags("topN", "max-per-host", "count-mode", "partition-mode", "num-fetchers", "schedule",
 		"no-additions", "purge-gone", "overwrite", "update", "linkdb", "scoring")...)
+	flags = append(flags, settingFlags("hostdb", "max-failure-streak", "skip-dns-failed")...)
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	flags = append(flags, settingFlag("parse-job"))
 	flags = append(flags, warcFlags()...)
+	flags = append(flags, settingFlags("sitemaps", "sitemap-urls", "no-lastmod", "no-changefreq", "no-priority", "no-strict",
+		"sitemap-overwrite", "sitemap-depth", "sitemap-threads")...)
 	flags = append(flags, focusFlags()...)
 	return flags
 }
@@ -249,6 +254,7 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 		return err
 	}
 	o.LinkDB = s.cfg.Bool(config.LinkDBUpdate)
+	o.HostDb = s.cfg.Bool(config.HostDbUpdate)
 	if o.InvertLinks, err = s.invertLinksOptions(); err != nil {
 		return err
 	}
@@ -269,6 +275,10 @@ func (s *session) crawlJobOptions(c *cli.Context, o *jobs.CrawlOptions) error {
 	}
 	o.Fetch, err = s.fetchOptions(defaultAgent)
 	o.ParseJob = !s.cfg.Bool(config.FetcherParseInCrawl)
+	if err == nil && s.cfg.Bool(config.SitemapInCrawl) {
+		o.Sitemaps = true
+		o.Sitemap, err = s.sitemapOptions(defaultAgent)
+	}
 	return err
 }
 

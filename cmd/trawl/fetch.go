@@ -125,10 +125,12 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 		Agent:                cfg.String(config.FetcherAgent),
 		ServerDelay:          cfg.Duration(config.FetcherServerDelay),
 		MaxCrawlDelay:        cfg.Duration(config.FetcherMaxCrawlDelay),
+		MaxRetryAfter:        cfg.Duration(config.FetcherMaxRetryAfter),
 		MaxConnections:       cfg.Int(config.FetcherMaxConnections),
 		ConnectTimeout:       cfg.Duration(config.FetcherConnectTimeout),
 		ReadTimeout:          cfg.Duration(config.FetcherReadTimeout),
 		ContentLimit:         cfg.Size(config.FetcherContentLimit),
+		ContentTypes:         cfg.List(config.FetcherContentTypes),
 		FollowRedirects:      cfg.Int(config.FetcherFollowRedirects),
 		TimeLimit:            cfg.Duration(config.FetcherTimeLimit),
 		AllowPrivate:         cfg.Bool(config.FetcherAllowPrivate),
@@ -168,6 +170,9 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 	if o.MaxCrawlDelay < 0 {
 		o.MaxCrawlDelay, o.NoCrawlDelayCap = 0, true
 	}
+	if o.MaxRetryAfter < 0 {
+		o.MaxRetryAfter, o.NoRetryAfterCap = 0, true
+	}
 	if o.MaxExceptionsPerHost == -1 {
 		o.MaxExceptionsPerHost, o.NoExceptionLimit = 0, true
 	}
@@ -193,6 +198,8 @@ func checkFetchSettings(o jobs.FetchOptions) error {
 	switch {
 	case o.MaxCrawlDelay == 0:
 		return usageErrorf("%s must be positive, or negative for no cap", config.FetcherMaxCrawlDelay)
+	case o.MaxRetryAfter == 0 && !o.NoRetryAfterCap:
+		return usageErrorf("%s must be positive, or negative for no cap", config.FetcherMaxRetryAfter)
 	case o.MaxConnections < 1:
 		return usageErrorf("%s must be >= 1, not %d", config.FetcherMaxConnections, o.MaxConnections)
 	case o.ConnectTimeout <= 0:

@@ -44,10 +44,12 @@ func flagMappings() []flagMapping {
 		{flag: "agent", setting: config.FetcherAgent},
 		{flag: "server-delay", setting: config.FetcherServerDelay},
 		{flag: "max-crawl-delay", setting: config.FetcherMaxCrawlDelay},
+		{flag: "max-retry-after", setting: config.FetcherMaxRetryAfter},
 		{flag: "max-connections", setting: config.FetcherMaxConnections},
 		{flag: "connect-timeout", setting: config.FetcherConnectTimeout},
 		{flag: "read-timeout", setting: config.FetcherReadTimeout},
 		{flag: "content-limit", setting: config.FetcherContentLimit},
+		{flag: "content-types", setting: config.FetcherContentTypes},
 		{flag: "follow-redirects", setting: config.FetcherFollowRedirects},
 		{flag: "time-limit", setting: config.FetcherTimeLimit},
 		{flag: "allow-private", setting: config.FetcherAllowPrivate},
@@ -73,8 +75,12 @@ func flagMappings() []flagMapping {
 		{flag: "signature", setting: config.ParserSignature},
 		{flag: "scope", setting: config.URLFilterScope},
 		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
+		{flag: "embedded-links", setting: config.ParserEmbeddedLinks},
 		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
 		{flag: "linkdb", setting: config.LinkDBUpdate},
+		{flag: "hostdb", setting: config.HostDbUpdate},
+		{flag: "max-failure-streak", setting: config.GenerateHostDbMaxFailureStreak},
+		{flag: "skip-dns-failed", setting: config.GenerateHostDbSkipDNSFailed},
 		{flag: "scoring", setting: config.ScoringName},
 		{flag: "topic", setting: config.TopicFiles, usage: "a sample-text file describing the topic of a focused crawl, split into samples at blank lines (repeatable)"},
 		{flag: "link-threshold", setting: config.TopicLinkThreshold},
@@ -87,13 +93,26 @@ func flagMappings() []flagMapping {
 		{flag: "ignore-internal-domain", setting: config.LinkDBIgnoreInternalDomain},
 		{flag: "parse-truncated", setting: config.ParserSkipTruncated, constant: "false",
 			usage: "parse pages cut at the content limit too (their text and links are partial)"},
+		{flag: "sitemap-urls", setting: config.SitemapURLs, usage: "a file of sitemap URLs, one a line (repeatable)"},
+		{flag: "no-lastmod", setting: config.SitemapLastMod, constant: "false",
+			usage: "leave the sitemaps' <lastmod> unused (no modified time)"},
+		{flag: "no-changefreq", setting: config.SitemapChangeFreq, constant: "false",
+			usage: "leave the sitemaps' <changefreq> unused (the schedule's interval)"},
+		{flag: "no-priority", setting: config.SitemapPriority, constant: "false",
+			usage: "leave the sitemaps' <priority> unused (new URLs get inject.score)"},
+		{flag: "no-strict", setting: config.SitemapStrict, constant: "false",
+			usage: "accept sitemap URLs outside the sitemap's scope (Nutch's -noStrict)"},
+		{flag: "sitemap-overwrite", setting: config.SitemapOverwrite},
+		{flag: "sitemap-depth", setting: config.SitemapMaxDepth},
+		{flag: "sitemap-threads", setting: config.SitemapThreads},
+		{flag: "sitemaps", setting: config.SitemapInCrawl},
 	}
 }
 
 // fetchFlags are the setting flags of the fetch job.
 func fetchFlags() []cli.Flag {
-	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-connections", "connect-timeout",
-		"read-timeout", "content-limit", "follow-redirects", "time-limit", "allow-private", "dns-server",
+	return settingFlags("agent", "server-delay", "max-crawl-delay", "max-retry-after", "max-connections", "connect-timeout",
+		"read-timeout", "content-limit", "content-types", "follow-redirects", "time-limit", "allow-private", "dns-server",
 		"max-exceptions-per-host", "policy", "queue-mode", "politeness", "no-keep-alive", "throughput-threshold",
 		"throughput-check-after", "throughput-retries")
 }
@@ -103,7 +122,7 @@ func warcFlags() []cli.Flag { return settingFlags("warc", "warc-max-file-size", 
 
 // parseFlags are the setting flags of the parse job.
 func parseFlags() []cli.Flag {
-	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "parse-truncated")
+	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "embedded-links", "parse-truncated")
 }
 
 // settingFlags makes the flags called names (see settingFlag).

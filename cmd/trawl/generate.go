@@ -34,6 +34,13 @@ fetcher.dns.*), and takes its lowest address; a host without an address is
 partitioned by its name (counted as partition_unresolved). --count-mode is
 separate: what --max-per-host counts, whatever the parts are made by.
 
+--max-failure-streak N (generate.hostdb.maxFailureStreak, as Nutch's
+generate.hostdb) skips every URL of a host whose failure streak in the HostDb
+(crawl/hostdb, built by trawl updatehostdb) is at least N, and
+--skip-dns-failed every URL of a host whose last fetch failed to resolve its
+name; the HostDb version read and the URLs skipped for each reason are printed
+on stderr. Without a HostDb, or with both off, nothing is skipped.
+
 Exits with status 1, writing no segment, when nothing is due (as Nutch's
 generator does), so a script can end the round there.
 
@@ -46,6 +53,7 @@ Examples:
    trawl generate --count-mode domain --max-per-host 100
    trawl generate --num-fetchers 8 --partition-mode ip   # then: trawl fetch --queue-mode ip
    trawl generate --now +30d                   # what will be due in 30 days
+   trawl generate --max-failure-streak 3 --skip-dns-failed   # skip failing hosts (needs trawl updatehostdb)
    seg=$(trawl generate --topN 5000) || exit 0  # stop the round when nothing is due`,
 		Flags: []cli.Flag{
 			settingFlag("topN"),
@@ -55,6 +63,8 @@ Examples:
 			settingFlag("num-fetchers"),
 			settingFlag("dns-server"),
 			settingFlag("schedule"),
+			settingFlag("max-failure-streak"),
+			settingFlag("skip-dns-failed"),
 			nowFlagDef("generate considers now (what is due then)"),
 			forceFlag(),
 		},
@@ -108,6 +118,13 @@ func (s *session) generate(c *cli.Context, now time.Time) error {
 	if err != nil {
 		return jobError(err)
 	}
+	if res.HostDbVersion == "" && (o.HostDbMaxFailureStreak > 0 || o.HostDbSkipDNSFailed) {
+		fmt.Fprintf(s.io.stderr, "generate: no HostDb in %s (run trawl updatehostdb): no host skipped\n", jobs.HostDbDir(s.crawl()))
+	} else if res.HostDbVersion != "" {
+		fmt.Fprintf(s.io.stderr, "generate: HostDb version %s: skipped %d hosts, %d URLs for their failure streak (%s %d), %d for failed DNS\n",
+			res.HostDbVersion, res.HostDbHosts, res.HostDbFailing, config.GenerateHostDbMaxFailureStreak,
+			o.HostDbMaxFailureStreak, res.HostDbDNSFailed)
+	}
 	_, err = fmt.Fprintln(s.io.stdout, res.Segment)
 	return err
 }
@@ -127,6 +144,9 @@ func (s *session) generateOptions() (jobs.GenerateOptions, error) {
 		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
 		Delay:       s.cfg.Duration(config.GenerateDelay),
 		Schedule:    sched,
+
+		HostDbMaxFailureStreak: int64(s.cfg.Int(config.GenerateHostDbMaxFailureStreak)),
+		HostDbSkipDNSFailed:    s.cfg.Bool(config.GenerateHostDbSkipDNSFailed),
 	}
 	if o.Delay == 0 {
 		// The options' 0 is the default delay; the setting's would mean

@@ -96,6 +96,7 @@ func (s *session) parseOptions() (jobs.ParseOptions, error) {
 		Signature:           cfg.String(config.ParserSignature),
 		IgnoreInternalLinks: cfg.Bool(config.ParserIgnoreInternalLinks),
 		IgnoreExternalLinks: cfg.Bool(config.ParserIgnoreExternalLinks),
+		EmbeddedLinks:       cfg.Bool(config.ParserEmbeddedLinks),
 		ParseTruncated:      !cfg.Bool(config.ParserSkipTruncated),
 	}
 	switch n := cfg.Int(config.ParserMaxOutlinks); {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/trawl/trawl/crawldb"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
 )
@@ -86,13 +87,46 @@ func (s *session) readsegDump(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	format := c.String("format")
+	switch format {
+	case "json":
+	case "arrow":
+		if len(c.StringSlice("dir")) != 1 {
+			return usageErrorf("readseg dump: --format arrow writes one stage: give one --dir (one of %s)", strings.Join(segment.RecordDirs(), ", "))
+		}
+	default:
+		return usageErrorf("readseg dump: --format must be json or arrow, not %q", format)
+	}
 	selected, err := dumpDirs(fsys, p, c.StringSlice("dir"))
 	if err != nil {
 		return err
 	}
+	o := segment.DumpOptions{Limit: c.Int64("limit")}
+	if o.Limit < 0 {
+		return usageErrorf("readseg dump: --limit must not be negative, not %d", o.Limit)
+	}
+	if st := c.String("status"); st != "" {
+		if o.Status, err = crawldb.ParseStatus(st); err != nil {
+			return usageErrorf("readseg dump --status: %w", err)
+		}
+		// Only the stages with statuses; asked for one without, an error.
+		var with []string
+		for _, d := range selected {
+			if segment.HasStatus(d) {
+				with = append(with, d)
+			} else if len(c.StringSlice("dir")) > 0 {
+				return usageErrorf("readseg dump --status: %s records have no status (crawl_generate, crawl_fetch and crawl_parse have)", d)
+			}
+		}
+		selected = with
+	}
 	return s.writeOutput(c.String("output"), func(w io.Writer) error {
 		for _, d := range selected {
-			if err := segment.DumpJSON(fsys, p, d, c.Int64("limit"), w); err != nil {
+			dump := segment.DumpJSON
+			if format == "arrow" {
+				dump = segment.DumpArrow
+			}
+			if err := dump(fsys, p, d, o, w); err != nil {
 				return fmt.Errorf("readseg dump %s: %w", d, err)
 			}
 		}

@@ -40,9 +40,22 @@ func checkSegmentWARC(t *testing.T, seg, dir string, requests bool) {
 	}
 	resp := d.Responses()
 	want := 0
+	content := readStage[segment.Content](t, filepath.Join(seg, segment.DirContent))
+	stored := map[string]bool{}
+	for _, c := range content {
+		stored[c.URL] = true
+	}
 	if requests {
 		for _, f := range readFetchRows(t, seg) {
 			if f.HTTPStatus == 0 {
+				continue
+			}
+			if f.Status == crawldb.StatusFetchSuccess && !stored[f.URL] {
+				// A page of a type not stored (fetcher.contentTypes):
+				// its body was not downloaded, so it is not archived.
+				if _, ok := resp[f.URL]; ok {
+					t.Errorf("%s: archived, though its body was not downloaded (%s)", f.URL, f.Message)
+				}
 				continue
 			}
 			want++
@@ -57,7 +70,6 @@ func checkSegmentWARC(t *testing.T, seg, dir string, requests bool) {
 			}
 		}
 	}
-	content := readStage[segment.Content](t, filepath.Join(seg, segment.DirContent))
 	if !requests {
 		want = len(content)
 	}

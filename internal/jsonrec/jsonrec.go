@@ -36,7 +36,9 @@ type Options struct {
 // Encoder encodes records of type T. Values of each kind print as follows:
 // times as RFC 3339 in UTC with the nanoseconds there are (null when
 // zero); values with a String method of their own (statuses) as that
-// string; byte slices named *signature as hex, other byte slices as text
+// string, and a struct field of an integer type with one also as its
+// number under the key with "_code" added ("status":"db_fetched",
+// "status_code":2); byte slices named *signature as hex, other byte slices as text
 // when they are UTF-8 and as "base64:..." otherwise (null when nil); maps
 // as objects sorted by key; NaN and infinite floats as null; nil pointers
 // as null; other slices as arrays ([] when nil). An Encoder is safe for
@@ -189,6 +191,7 @@ func (c compiler) compileStruct(t reflect.Type) encFunc {
 		index int
 		key   []byte // "name":
 		enc   encFunc
+		code  []byte // ,"name_code": for integer Stringers, else nil
 	}
 	var fields []field
 	for i := 0; i < t.NumField(); i++ {
@@ -200,7 +203,11 @@ func (c compiler) compileStruct(t reflect.Type) encFunc {
 		if !ok {
 			continue
 		}
-		fields = append(fields, field{index: i, key: append(c.str(nil, k), ':'), enc: c.compile(f.Type, k)})
+		fd := field{index: i, key: append(c.str(nil, k), ':'), enc: c.compile(f.Type, k)}
+		if isIntKind(f.Type.Kind()) && f.Type.Implements(stringerType) {
+			fd.code = append(c.str([]byte{','}, k+"_code"), ':')
+		}
+		fields = append(fields, fd)
 	}
 	return func(b []byte, v reflect.Value) []byte {
 		b = append(b, '{')
@@ -210,9 +217,27 @@ func (c compiler) compileStruct(t reflect.Type) encFunc {
 			}
 			b = append(b, f.key...)
 			b = f.enc(b, v.Field(f.index))
+			if f.code != nil {
+				b = append(b, f.code...)
+				if fv := v.Field(f.index); fv.CanInt() {
+					b = strconv.AppendInt(b, fv.Int(), 10)
+				} else {
+					b = strconv.AppendUint(b, fv.Uint(), 10)
+				}
+			}
 		}
 		return append(b, '}')
 	}
+}
+
+// isIntKind reports whether k is a signed or unsigned integer kind.
+func isIntKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 func (c compiler) compileBytes(signature bool) encFunc {

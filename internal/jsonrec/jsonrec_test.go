@@ -89,7 +89,8 @@ func TestAppendRecord(t *testing.T) {
 		t.Fatalf("%s: %v", b, err)
 	}
 	d := m["datum"].(map[string]any)
-	if m["dir"] != "crawl_fetch" || m["status"] != "fetch_success" || m["redirect_url"] != "" ||
+	if m["dir"] != "crawl_fetch" || m["status"] != "fetch_success" || m["status_code"] != float64(33) ||
+		d["status"] != "db_fetched" || d["status_code"] != float64(2) || m["redirect_url"] != "" ||
 		d["signature"] != "010203" || d["prev_fetch_time"] != nil || d["score"] != 1.5 ||
 		d["metadata"].(map[string]any)["a"] != "1" || d["history"].([]any)[0].(map[string]any)["changed"] != true {
 		t.Errorf("record JSON: %s", b)
