@@ -216,6 +216,9 @@ const (
 	FetcherContentCompression   = "fetcher.contentCompression"
 	FetcherParse                = "fetcher.parse"
 	FetcherParseInCrawl         = "fetcher.parseInCrawl"
+	FetcherWARC                 = "fetcher.warc"
+	WARCMaxFileSize             = "warc.maxFileSize"
+	WARCPrefix                  = "warc.prefix"
 
 	ParserMaxOutlinks         = "parser.maxOutlinks"
 	ParserSignature           = "parser.signature"
@@ -517,6 +520,12 @@ func Settings() []Setting {
 			Doc: "fetch parses each page as it fetches it, with the parser.* settings, and writes the segment's parse_data, parse_text and crawl_parse itself (Nutch's fetcher.parse): the segment is parsed when the fetch is published, with no parse job to run"},
 		{Name: FetcherParseInCrawl, Kind: Bool, Default: "true",
 			Doc: "crawl parses each page in the fetch job as it is fetched (fetcher.parse) rather than in a parse job after the fetch (false, as Nutch's crawl script does); the rows written are the same, the parse job's reading and shuffling of every page's content is saved"},
+		{Name: FetcherWARC, Kind: Bool, Default: "false",
+			Doc: "fetch (and crawl) also archive every response and its request as WARC/1.1 records (ISO 28500:2017) in the segment's warc directory, each fetch task its own .warc.gz files with a CDXJ index beside each, as pywb and OpenWayback read them"},
+		{Name: WARCMaxFileSize, Kind: Size, Default: "1000000000",
+			Doc: "size at which a task starts a new WARC file (Heritrix's 1 GB)"},
+		{Name: WARCPrefix, Kind: String, Default: "trawl",
+			Doc: "first part of WARC file names, {prefix}-{timestamp}-{serial}-{host}.warc.gz as Heritrix names them"},
 
 		{Name: ParserMaxOutlinks, Kind: Int, Default: "100",
 			Doc: "most outlinks kept per page, at least 1; -1 means no limit (db.max.outlinks.per.page)"},

@@ -91,6 +91,14 @@ type Result struct {
 	// from the network.
 	Elapsed   time.Duration
 	WireBytes int64
+	// With Options.KeepExchange (and a response): RequestHeader is the
+	// header of the request sent (Host is the URL's), RemoteIP the
+	// server's address ("" if unknown), Proto the response's protocol
+	// ("HTTP/1.1"), and Body is kept for every status, cut at the
+	// content limit as a success's.
+	RequestHeader http.Header
+	RemoteIP      string
+	Proto         string
 }
 
 // Stats summarize a run.
@@ -921,6 +929,11 @@ type response struct {
 	keepAlive    bool
 	typeRefused  bool // a 200 of a type not stored: the body was not read
 	elapsed      time.Duration
+	// With Options.KeepExchange: the request header sent, the server's
+	// IP address and the response's protocol.
+	reqHeader http.Header
+	remoteIP  string
+	proto     string
 }
 
 // do sends one GET for rawURL over s's connection and reads the body (at
@@ -951,10 +964,20 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 			t.Stop()
 		}
 	}()
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+	// With KeepExchange, where GotConn (called within RoundTrip) puts
+	// the connection's remote address; nil otherwise, so that a fetch
+	// without it allocates nothing more.
+	var remote *net.Addr
+	if r.o.KeepExchange {
+		remote = new(net.Addr)
+	}
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t := time.AfterFunc(r.o.ReadTimeout, func() { cancel(errReadTimeout) })
 		if old := readTimer.Swap(t); old != nil {
 			old.Stop()
+		}
+		if remote != nil && info.Conn != nil {
+			*remote = info.Conn.RemoteAddr()
 		}
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(safeCtx, trace), http.MethodGet, rawURL, nil)
@@ -992,13 +1015,20 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 		return &response{status: resp.StatusCode, header: resp.Header, body: b, closed: true, elapsed: time.Since(began)},
 			requestError(reqCtx, err, r.o.ReadTimeout)
 	}
-	return &response{
+	out := &response{
 		status: resp.StatusCode, header: resp.Header, body: b,
 		closed:       resp.Close || b.truncated,
 		serverClosed: resp.Close,
 		keepAlive:    resp.ProtoAtLeast(1, 1) && !resp.Close,
 		elapsed:      time.Since(began),
-	}, nil
+	}
+	if r.o.KeepExchange {
+		out.reqHeader, out.proto = req.Header, resp.Proto
+		if ta, ok := (*remote).(*net.TCPAddr); ok {
+			out.remoteIP = ta.IP.String()
+		}
+	}
+	return out, nil
 }
 
 // sniffedType is mt, or for application/octet-stream (a server that did
@@ -1098,6 +1128,7 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 	if resp != nil {
 		elapsed, wire = resp.elapsed, resp.body.wire
 		res.HTTPStatus, res.Header, res.Elapsed, res.WireBytes = resp.status, resp.header, resp.elapsed, wire
+		res.RequestHeader, res.RemoteIP, res.Proto = resp.reqHeader, resp.remoteIP, resp.proto
 	}
 	if err != nil {
 		var ref *RefusedError
@@ -1157,6 +1188,9 @@ func (r *run) fetchPage(ctx context.Context, s *server, it *item) (res *Result, 
 				res.Message += ", Retry-After " + seconds(res.RetryAfter)
 			}
 		}
+	}
+	if r.o.KeepExchange && res.Code != CodeSuccess {
+		res.Body, res.Truncated = resp.body.data, resp.body.truncated
 	}
 	exceptions = r.sched.answered(s, resp.elapsed, wire, resp.keepAlive, resp.serverClosed, res.Code.IsException(), r.o.ExceptionBackoff)
 	return res, resp.closed, exceptions

@@ -228,6 +228,11 @@ type Options struct {
 	// Run's context instead aborts the run (Run returns the context's
 	// error).
 	Stop <-chan struct{}
+	// KeepExchange keeps in each Result what an archive of the exchange
+	// needs (a WARC writer): the request header sent, the server's IP
+	// address, the response's protocol, and the body of every response,
+	// not only of successes. Off (the zero value), none of it is kept.
+	KeepExchange bool
 
 	// The checking tools' options (trawl parsechecker, trawl
 	// robotscheck); a crawl sets none of them. IgnoreRobots fetches

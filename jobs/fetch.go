@@ -21,6 +21,7 @@ import (
 	"github.com/trawl/trawl/resolver"
 	"github.com/trawl/trawl/segment"
 	"github.com/trawl/trawl/storage"
+	"github.com/trawl/trawl/warc"
 )
 
 // FetchOptions configures Fetch. Each field's zero value has one
@@ -147,6 +148,13 @@ type FetchOptions struct {
 	// is parsed once the fetch is published. Its Segment is ignored (the
 	// fetch's is used). nil leaves parsing to the parse job.
 	Parse *ParseOptions `json:"-"`
+	// WARC, when set, also writes every response (and its request) but
+	// those of pages of types not stored (ContentTypes) as
+	// WARC/1.1 records into the segment's warc directory
+	// (segment.DirWARC), each task its own files and their CDXJ indexes,
+	// published with the fetch's other outputs (fetcher.warc). nil
+	// writes no WARC.
+	WARC *WARCOptions `json:",omitempty"`
 }
 
 // DefaultContentCompression is the content compression of a FetchOptions
@@ -210,6 +218,11 @@ func (o FetchOptions) Validate() error {
 	}
 	if _, err := o.contentCompression(); err != nil {
 		return err
+	}
+	if o.WARC != nil {
+		if err := o.WARC.Validate(); err != nil {
+			return err
+		}
 	}
 	if err := fo.Validate(); err != nil {
 		return err
@@ -276,6 +289,7 @@ func (o FetchOptions) fetcherOptions() (fetcher.Options, error) {
 		ThroughputThreshold: o.ThroughputThreshold, ThroughputCheckAfter: o.ThroughputCheckAfter,
 		ThroughputRetries: o.ThroughputRetries, StallTimeout: o.StallTimeout,
 		ProgressInterval: o.ProgressInterval, NoProgressLog: o.NoProgressLog,
+		KeepExchange: o.WARC != nil,
 	}, nil
 }
 
@@ -564,6 +578,8 @@ type fetchRecord struct {
 	Content *segment.Content
 	// Parse is a parse output row of a fetch that parses.
 	Parse parseOut
+	// WARC is an exchange to archive, of a fetch that writes WARC files.
+	WARC *warc.Exchange
 }
 
 // fetchSpec is the fetch job's spec: the options Fetch was given and
@@ -627,16 +643,17 @@ func (s fetchSpec) Job() (mapreduce.Runnable, error) {
 			ft.rows = nil
 			return s.runTask(t, rows, pp, emit)
 		},
-		Outputs: fetchOutputs(o.Segment, compression, pp != nil),
+		Outputs: fetchOutputs(o.Segment, compression, pp != nil, o.WARC),
 	}, nil
 }
 
 // fetchOutputs are the fetch job's outputs in the segment seg: content
 // (written with compression), then, when the fetch parses, parse_data,
-// parse_text and crawl_parse, and crawl_fetch last. The engine publishes
+// parse_text and crawl_parse, with wo the WARC files, and crawl_fetch
+// last. The engine publishes
 // outputs in this order, so a published crawl_fetch means everything else
 // is published too.
-func fetchOutputs(seg string, compression parquetio.Compression, parse bool) []mapreduce.Output[fetchRecord] {
+func fetchOutputs(seg string, compression parquetio.Compression, parse bool, wo *WARCOptions) []mapreduce.Output[fetchRecord] {
 	outs := []mapreduce.Output[fetchRecord]{
 		mapreduce.WriteRouted(storage.Join(seg, segment.DirContent), func(r fetchRecord) (segment.Content, bool) {
 			if r.Content == nil {
@@ -647,6 +664,9 @@ func fetchOutputs(seg string, compression parquetio.Compression, parse bool) []m
 	}
 	if parse {
 		outs = append(outs, parseRouted(seg, func(r fetchRecord) parseOut { return r.Parse })...)
+	}
+	if wo != nil {
+		outs = append(outs, warcOutput(warcDir(seg), *wo, "", func(r *fetchRecord) *warc.Exchange { return r.WARC }))
 	}
 	return append(outs, mapreduce.WriteRouted(storage.Join(seg, segment.DirFetch), func(r fetchRecord) (segment.Fetch, bool) {
 		if r.Fetch == nil {
@@ -692,7 +712,7 @@ func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, pp *pagePars
 		reqs[i] = fetcher.Request{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Priority: float64(d.Score), ID: i}
 	}
 	content := make(chan fetchedPage, contentQueue)
-	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), content: content}
+	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), content: content, warc: s.Options.WARC != nil}
 	written := startPageWriter(t, content, pp, emit)
 	st, err := func() (*fetcher.Stats, error) {
 		defer func() {
@@ -785,6 +805,7 @@ type fetchRecorder struct {
 	reported []bool // by fetch-list row
 	out      []segment.Fetch
 	content  chan<- fetchedPage
+	warc     bool // send every response's exchange too
 }
 
 // result records one fetcher result.
@@ -801,8 +822,9 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 		rec.t.Count(ctrFetchRedirected, 1)
 	}
 	rec.out = append(rec.out, fr)
+	var page fetchedPage
 	if r.Status == crawldb.StatusFetchSuccess && !r.TypeRefused {
-		rec.content <- fetchedPage{
+		page = fetchedPage{
 			content: &segment.Content{
 				URL: r.Request.URL, BaseURL: r.Request.URL, ContentType: r.ContentType,
 				Headers: flatHeader(r.Header), Body: r.Body, Truncated: r.Truncated, FetchTime: fr.FetchTime,
@@ -811,6 +833,12 @@ func (rec *fetchRecorder) result(r *fetcher.Result) error {
 			fetch: parseFetchOf(&fr),
 		}
 		rec.t.Count(ctrFetchContent, 1)
+	}
+	if rec.warc {
+		page.exchange = exchangeOf(r, fr.FetchTime)
+	}
+	if page.content != nil || page.exchange != nil {
+		rec.content <- page
 	}
 	return nil
 }

@@ -52,6 +52,7 @@ func TestDefaultFetchOptionsAreTheSettings(t *testing.T) {
 		"NoProgressLog":        {d.NoProgressLog, cfg.Duration(config.EngineProgressInterval) <= 0},
 		"ContentCompression":   {d.ContentCompression, cfg.String(config.FetcherContentCompression)},
 		"Parse":                {d.Parse != nil, cfg.Bool(config.FetcherParse)},
+		"WARC":                 {d.WARC != nil, cfg.Bool(config.FetcherWARC)},
 		"DNS.CacheSize":        {d.DNS.CacheSize, cfg.Int(config.FetcherDNSCacheSize)},
 		"DNS.RefreshPeriod":    {d.DNS.RefreshPeriod, cfg.Duration(config.FetcherDNSRefreshPeriod)},
 		"DNS.NegativeTTL":      {d.DNS.NegativeTTL, cfg.Duration(config.FetcherDNSNegativeTTL)},

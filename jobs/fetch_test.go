@@ -574,7 +574,11 @@ func TestFetchStreamingEqualsLocal(t *testing.T) {
 // BenchmarkFetchJob measures the fetch job on the local runner: a fetch
 // list of every allowed content page of a 100-host simweb (no latency, no
 // politeness delay) in 2 parts, 64 connections each.
-func BenchmarkFetchJob(b *testing.B) {
+func BenchmarkFetchJob(b *testing.B) { benchmarkFetchJob(b, nil) }
+
+// benchmarkFetchJob is BenchmarkFetchJob with the fetch's WARC options
+// wo (nil: no WARC files).
+func benchmarkFetchJob(b *testing.B, wo *WARCOptions) {
 	c := simweb.DefaultConfig()
 	c.Seed, c.Hosts, c.Pages, c.Hazards = 1, 100, 5000, 0
 	w, err := simweb.New(c)
@@ -600,10 +604,12 @@ func BenchmarkFetchJob(b *testing.B) {
 	gen := generateAll(b, env, urls, fw.now, 2)
 	o := fw.fetchOpts(gen.Segment)
 	o.MaxConnections = 64
+	o.WARC = wo
 	var pages int64
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for range b.N {
-		for _, d := range []string{segment.DirFetch, segment.DirContent} {
+		for _, d := range []string{segment.DirFetch, segment.DirContent, segment.DirWARC} {
 			if err := os.RemoveAll(filepath.Join(gen.Segment, d)); err != nil {
 				b.Fatal(err)
 			}
@@ -615,6 +621,9 @@ func BenchmarkFetchJob(b *testing.B) {
 		pages += res.Fetched
 	}
 	b.ReportMetric(float64(pages)/b.Elapsed().Seconds(), "pages/s")
+	if pages > 0 {
+		b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(pages), "cpu-µs/page")
+	}
 }
 
 // TestFetchLargePart: a part of thousands of rows (several read batches)

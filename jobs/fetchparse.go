@@ -6,14 +6,17 @@ import (
 
 	"github.com/trawl/trawl/mapreduce"
 	"github.com/trawl/trawl/segment"
+	"github.com/trawl/trawl/warc"
 )
 
-// fetchedPage is a page a fetch task fetched with success, on its way to
-// the task's page writer: its content row and, for a fetch that parses,
-// what the parse job would have read of its crawl_fetch row.
+// fetchedPage is a page a fetch task fetched, on its way to the task's
+// page writer: for a success its content row and, for a fetch that
+// parses, what the parse job would have read of its crawl_fetch row; for
+// a fetch that writes WARC files, the exchange of any response.
 type fetchedPage struct {
-	content *segment.Content
-	fetch   parseFetch
+	content  *segment.Content
+	fetch    parseFetch
+	exchange *warc.Exchange
 }
 
 // startPageWriter starts the page writer of a fetch task: it emits the
@@ -32,7 +35,12 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 		go func() {
 			defer close(done)
 			for p := range pages {
-				emit(p.content.URL, fetchRecord{Content: p.content})
+				if p.content != nil {
+					emit(p.content.URL, fetchRecord{Content: p.content})
+				}
+				if p.exchange != nil {
+					emit(p.exchange.URL, fetchRecord{WARC: p.exchange})
+				}
 			}
 		}()
 		return done
@@ -64,6 +72,10 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 		go func() {
 			defer workers.Done()
 			for p := range pages {
+				if p.content == nil { // a response without content, for WARC
+					batches <- batch{p.exchange.URL, []fetchRecord{{WARC: p.exchange}}}
+					continue
+				}
 				recs := []fetchRecord{{Content: p.content}}
 				if first(p.content.URL) {
 					pp.page(pt, p.content.URL, &p.fetch, p.content, func(o parseOut) {
@@ -71,6 +83,9 @@ func startPageWriter(t *mapreduce.Task, pages <-chan fetchedPage, pp *pageParser
 					})
 				} else {
 					pt.Count(ctrDupContent, 1)
+				}
+				if p.exchange != nil {
+					recs = append(recs, fetchRecord{WARC: p.exchange})
 				}
 				batches <- batch{p.content.URL, recs}
 			}

@@ -33,6 +33,7 @@ func Registry() mapreduce.Registry {
 	mapreduce.Register[rankNodes](r)
 	mapreduce.Register[rankIterate](r)
 	mapreduce.Register[rankScore](r)
+	mapreduce.Register[warcExport](r)
 	mapreduce.Register[sitemapHostsJob](r)
 	mapreduce.Register[sitemapJob](r)
 	mapreduce.Register[mergeDB](r)

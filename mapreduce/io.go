@@ -172,7 +172,51 @@ type outputImpl[O any] struct {
 	// sink returns a sink that creates its file with create when needed;
 	// its writer spools row groups in spoolDir.
 	sink func(create func() (io.WriteCloser, error), spoolDir string) partSink[O]
+	// files, when set, replaces sink: the task's FileSink for the split
+	// or partition part, creating files by name (WriteFiles).
+	files func(part int, create func(name string) (io.WriteCloser, error)) partSink[O]
 }
+
+// FileSink writes one task's records of a WriteFiles output into files it
+// names itself. The engine gives it the records of one map split or
+// reduce partition, then closes it; the files it created are committed
+// with the task and published with the job's other outputs, or removed if
+// the task or the job fails, as part files are.
+type FileSink[O any] interface {
+	// Write takes one output record (the sink may ignore it).
+	Write(o *O) error
+	// Close finishes the sink's files and reports the records and bytes
+	// it wrote.
+	Close() (records, bytes int64, err error)
+}
+
+// WriteFiles is an output of files that a FileSink writes and names, in
+// the directory path, under the same commit protocol as Parquet outputs
+// (for a map-only job, one sink per map split). newSink gets the split's
+// (or partition's) index and a function that creates a file of that name
+// in the task's staging directory; names must be unique across the job's
+// tasks (the commit fails on a name two tasks wrote) and must not begin
+// with "part-" or "_", which the engine's own files use.
+func WriteFiles[O any](path string, newSink func(part int, create func(name string) (io.WriteCloser, error)) FileSink[O]) Output[O] {
+	return &output[O]{impl: outputImpl[O]{
+		path: path,
+		files: func(part int, create func(name string) (io.WriteCloser, error)) partSink[O] {
+			checked := func(name string) (io.WriteCloser, error) {
+				if name == "" || strings.HasPrefix(name, "part-") || strings.HasPrefix(name, "_") || strings.ContainsAny(name, "/\\") {
+					return nil, fmt.Errorf("output %s: file name %q is reserved or not a plain name", path, name)
+				}
+				return create(name)
+			}
+			return fileSink[O]{newSink(part, checked)}
+		},
+	}}
+}
+
+// fileSink adapts a FileSink to the engine's partSink.
+type fileSink[O any] struct{ s FileSink[O] }
+
+func (f fileSink[O]) offer(o *O) error                  { return f.s.Write(o) }
+func (f fileSink[O]) close() (rows, n int64, err error) { return f.s.Close() }
 
 // Write is an output of every record of type O, as Parquet part files under
 // the directory path.

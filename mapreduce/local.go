@@ -329,8 +329,8 @@ func (lj *localJob) runMaps(splits []split) ([]TaskStat, [][]run, error) {
 func (lj *localJob) mapOnlyTask(t *Task, c *Counters, sp split, st *TaskStat) error {
 	var records int64
 	ta := fmt.Sprintf("%s_%d", t.ID, t.Attempt)
-	outs := lj.ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
-		return lj.stages[out].create(ta, partName('m', part))
+	outs := lj.ej.newOutputs('m', func(out int, name string) (io.WriteCloser, error) {
+		return lj.stages[out].create(ta, name)
 	}, lj.tmp)
 	err := outs.setPart(sp.Index)
 	if err == nil {
@@ -421,8 +421,8 @@ func (lj *localJob) reduceTask(t *Task, c *Counters, runs []run, p, bufSize int,
 		}
 	}()
 	g := &grouper{src: &countingSource{src: m, tp: tp}}
-	outs := lj.ej.newOutputs(func(out, part int) (io.WriteCloser, error) {
-		return lj.stages[out].create(ta, partName('r', part))
+	outs := lj.ej.newOutputs('r', func(out int, name string) (io.WriteCloser, error) {
+		return lj.stages[out].create(ta, name)
 	}, lj.tmp)
 	err = lj.ej.runReduce(t, g, outs, c)
 	if err := lj.commitTask(ta, outs, err); err != nil {

@@ -59,7 +59,7 @@ type engineJob interface {
 	combiner(t *Task, c *Counters) combineFn
 	// newOutputs makes a task's outputs; their Parquet writers spool the
 	// row group being written to files in spoolDir ("": os.TempDir()).
-	newOutputs(create func(out, part int) (io.WriteCloser, error), spoolDir string) taskOutputs
+	newOutputs(kind byte, create func(out int, name string) (io.WriteCloser, error), spoolDir string) taskOutputs
 	// runReduce reduces every group of g, calling outs.setPart whenever
 	// the partition changes (and before the first group).
 	runReduce(t *Task, g *grouper, outs taskOutputs, c *Counters) error
@@ -136,8 +136,8 @@ func (p *plan[V, O]) compileOutputs() error {
 			return fmt.Errorf("mapreduce: job %s: output %d is nil", j.Name, i)
 		}
 		impl := out.output()
-		if impl.sink == nil || impl.path == "" {
-			return fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write or WriteRouted", j.Name, i, out.Path())
+		if (impl.sink == nil && impl.files == nil) || impl.path == "" {
+			return fmt.Errorf("mapreduce: job %s: output %d (%q) was not made by Write, WriteRouted or WriteFiles", j.Name, i, out.Path())
 		}
 		if k, dup := seen[strings.TrimRight(impl.path, "/")]; dup {
 			return fmt.Errorf("mapreduce: job %s: outputs %d and %d are both %s", j.Name, k, i, impl.path)
@@ -355,8 +355,8 @@ func (p *plan[V, O]) combiner(t *Task, c *Counters) combineFn {
 	}
 }
 
-func (p *plan[V, O]) newOutputs(create func(out, part int) (io.WriteCloser, error), spoolDir string) taskOutputs {
-	return &outputs[O]{outs: p.outputs, create: create, spoolDir: spoolDir}
+func (p *plan[V, O]) newOutputs(kind byte, create func(out int, name string) (io.WriteCloser, error), spoolDir string) taskOutputs {
+	return &outputs[O]{outs: p.outputs, kind: kind, create: create, spoolDir: spoolDir}
 }
 
 func (p *plan[V, O]) runReduce(t *Task, g *grouper, outs taskOutputs, c *Counters) error {
@@ -406,7 +406,8 @@ func (p *plan[V, O]) runReduce(t *Task, g *grouper, outs taskOutputs, c *Counter
 // outputs is the taskOutputs of a job with output type O.
 type outputs[O any] struct {
 	outs     []outputImpl[O]
-	create   func(out, part int) (io.WriteCloser, error)
+	kind     byte // 'm' or 'r', of the part files' names
+	create   func(out int, name string) (io.WriteCloser, error)
 	spoolDir string
 	sinks    []partSink[O]
 	rows     int64
@@ -419,7 +420,11 @@ func (o *outputs[O]) setPart(part int) error {
 	}
 	o.sinks = make([]partSink[O], len(o.outs))
 	for i, out := range o.outs {
-		o.sinks[i] = out.sink(func() (io.WriteCloser, error) { return o.create(i, part) }, o.spoolDir)
+		if out.files != nil {
+			o.sinks[i] = out.files(part, func(name string) (io.WriteCloser, error) { return o.create(i, name) })
+			continue
+		}
+		o.sinks[i] = out.sink(func() (io.WriteCloser, error) { return o.create(i, partName(o.kind, part)) }, o.spoolDir)
 	}
 	return nil
 }

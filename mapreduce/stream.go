@@ -48,7 +48,9 @@ import (
 // on both engines, so a reduce that sees no lines writes nothing and the
 // outputs are identical to the local runner's whatever Hadoop's hash does.
 // Map-only jobs write OUTPUT-NAME/part-m-NNNNN.parquet, NNNNN being the
-// split's index. PublishStreaming moves the task files into the outputs.
+// split's index; a WriteFiles output's sink writes OUTPUT-NAME/NAME files
+// of the names it chooses. PublishStreaming moves the task files into the
+// outputs.
 //
 // Counters go to stderr as reporter:counter:GROUP,NAME,N lines.
 
@@ -284,8 +286,9 @@ func ParseCounterLines(r io.Reader, c *Counters) error {
 	return sc.Err()
 }
 
-// workOutputs creates part files under the task's work output directory.
-func workOutputs(ej engineJob, o streamOpts, env func(string) string, kind byte) (func(out, part int) (io.WriteCloser, error), error) {
+// workOutputs creates the files of a task's outputs under its work output
+// directory.
+func workOutputs(ej engineJob, o streamOpts, env func(string) string) (func(out int, name string) (io.WriteCloser, error), error) {
 	dir := env(EnvTaskOutputDir)
 	if dir == "" {
 		return nil, fmt.Errorf("%s is not set", EnvTaskOutputDir)
@@ -295,8 +298,8 @@ func workOutputs(ej engineJob, o streamOpts, env func(string) string, kind byte)
 		return nil, fmt.Errorf("%s: %w", EnvTaskOutputDir, err)
 	}
 	specs := ej.outSpecs()
-	return func(out, part int) (io.WriteCloser, error) {
-		f := path.Join(p, specs[out].name, partName(kind, part))
+	return func(out int, name string) (io.WriteCloser, error) {
+		f := path.Join(p, specs[out].name, name)
 		w, err := fsys.Create(f)
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", f, err)
@@ -355,11 +358,11 @@ func readManifest(stdin io.Reader, res Resolver) ([]split, error) {
 // files part-m-NNNNN (NNNNN the split's index) of the work output
 // directory.
 func streamMapOnly(t *Task, ej engineJob, o streamOpts, env func(string) string, sps []split, c *Counters, records *int64) error {
-	create, err := workOutputs(ej, o, env, 'm')
+	create, err := workOutputs(ej, o, env)
 	if err != nil {
 		return err
 	}
-	outs := ej.newOutputs(create, o.tempDir)
+	outs := ej.newOutputs('m', create, o.tempDir)
 	for _, sp := range sps {
 		if err := outs.setPart(sp.Index); err != nil {
 			return err
@@ -570,13 +573,13 @@ func streamReduce(t *Task, ej engineJob, o streamOpts, env func(string) string, 
 	if ej.isMapOnly() {
 		return errors.New("map-only job has no reduce")
 	}
-	create, err := workOutputs(ej, o, env, 'r')
+	create, err := workOutputs(ej, o, env)
 	if err != nil {
 		return err
 	}
 	src := &lineSource{r: bufio.NewReaderSize(stdin, 1<<20), nReduce: ej.reduces()}
 	g := &grouper{src: src}
-	outs := ej.newOutputs(create, o.tempDir)
+	outs := ej.newOutputs('r', create, o.tempDir)
 	err = ej.runReduce(t, g, outs, c)
 	if cerr := outs.close(); err == nil {
 		err = cerr

@@ -113,6 +113,7 @@ func Inspect(fsys storage.FS, dir string) (Status, error) {
 		present[fi.Name()] = true
 	}
 	outputs := append(append([]string{DirGenerate}, FetchOutputs()...), ParseOutputs()...)
+	outputs = append(outputs, DirWARC) // optional: a fetch with fetcher.warc
 	published := make(map[string]bool, len(outputs))
 	for _, d := range outputs {
 		if !present[d] {
@@ -134,7 +135,7 @@ func Inspect(fsys storage.FS, dir string) (Status, error) {
 	fetched := published[DirFetch]
 	parsed := fetched && published[DirCrawlParse]
 	done := map[string]bool{DirGenerate: generated}
-	for _, d := range FetchOutputs() {
+	for _, d := range append(FetchOutputs(), DirWARC) {
 		done[d] = fetched
 	}
 	for _, d := range ParseOutputs() {

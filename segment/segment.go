@@ -10,6 +10,7 @@
 //	parse_data      ParseData rows: outlinks, title, features, signature
 //	parse_text      ParseText rows: extracted text
 //	crawl_parse     ParseUpdate rows: CrawlDB updates found by parsing
+//	warc            WARC files and CDXJ indexes (fetch --warc, warc export)
 //
 // The segment's life (lifecycle.go) has one home here: its states
 // (incomplete, generated, fetched, parsed, merged) as its files show them
@@ -36,6 +37,10 @@ const (
 	DirParseData  = "parse_data"
 	DirParseText  = "parse_text"
 	DirCrawlParse = "crawl_parse"
+	// DirWARC holds WARC/1.1 files and their CDXJ indexes (package warc),
+	// written by a fetch with fetcher.warc or by warc export; a fetch
+	// publishes it before crawl_fetch.
+	DirWARC = "warc"
 )
 
 // Generate is a fetch-list row: the CrawlDB datum of a URL selected for

@@ -174,6 +174,7 @@ func newApp(sio *stdio) *cli.App {
 			readdbCommand(sio),
 			readsegCommand(sio),
 			readlinkdbCommand(sio),
+			warcCommand(sio),
 			updatehostdbCommand(sio),
 			readhostdbCommand(sio),
 			simwebCommand(sio),

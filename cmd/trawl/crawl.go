@@ -129,6 +129,7 @@ func crawlFlags() []cli.Flag {
 	flags = append(flags, fetchFlags()...)
 	flags = append(flags, parseFlags()...)
 	flags = append(flags, settingFlag("parse-job"))
+	flags = append(flags, warcFlags()...)
 	flags = append(flags, settingFlags("sitemaps", "sitemap-urls", "no-lastmod", "no-changefreq", "no-priority", "no-strict",
 		"sitemap-overwrite", "sitemap-depth", "sitemap-threads")...)
 	flags = append(flags, focusFlags()...)

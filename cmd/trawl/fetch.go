@@ -25,7 +25,12 @@ func fetchCommand(sio *stdio) *cli.Command {
 and writes crawl_fetch (the outcome per URL) and content (bodies and headers).
 With --parse (fetcher.parse) it also parses each page as it arrives and writes
 parse_data, parse_text and crawl_parse, as the parse job would (Nutch's
-fetcher.parse); the parse flags and parser.* settings apply.
+fetcher.parse); the parse flags and parser.* settings apply. With --warc
+(fetcher.warc) it also archives every response and its request as WARC/1.1
+records (ISO 28500:2017) in SEGMENT/warc: each fetch task writes its own
+{prefix}-{timestamp}-{serial}-{host}.warc.gz files, rolled at
+--warc-max-file-size, each with a CDXJ index beside it (.cdxj, SURT-sorted, as
+pywb and OpenWayback read them), published with the fetch's other outputs.
 Without SEGMENT it fetches the newest segment that has a fetch list but was not
 fetched yet. A SEGMENT is a path or URI, or a name under the crawl's segments/.
 
@@ -55,8 +60,9 @@ Examples:
    TRAWL_AGENT=mybot trawl fetch 20261121103000
    trawl fetch --agent mybot --server-delay 1s --time-limit 1h --max-connections 200
    trawl fetch --agent mybot --allow-private --dns-server 127.0.0.1:5353   # a simweb server
-   trawl fetch --agent mybot --parse    # parse as pages arrive: no parse job needed`,
-		Flags: append(append(fetchFlags(), settingFlag("parse")), append(parseFlags(),
+   trawl fetch --agent mybot --parse    # parse as pages arrive: no parse job needed
+   trawl fetch --agent mybot --warc     # and archive the fetch in SEGMENT/warc/*.warc.gz`,
+		Flags: append(append(append(fetchFlags(), settingFlag("parse")), warcFlags()...), append(parseFlags(),
 			nowFlagDef("fetch times are based on"))...,
 		),
 		Action: action(sio, func(s *session, c *cli.Context) error {
@@ -149,6 +155,13 @@ func (s *session) fetchOptions(defaultAgent string) (jobs.FetchOptions, error) {
 	}
 	if err := checkFetchSettings(o); err != nil {
 		return o, err
+	}
+	if cfg.Bool(config.FetcherWARC) {
+		wo, err := s.warcOptions()
+		if err != nil {
+			return o, err
+		}
+		o.WARC = &wo
 	}
 	// The settings' "none": fetcher.serverDelay 0, fetcher.maxCrawlDelay
 	// negative, fetcher.maxExceptionsPerHost -1, engine.progressInterval

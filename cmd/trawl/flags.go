@@ -67,6 +67,9 @@ func flagMappings() []flagMapping {
 		{flag: "parse", setting: config.FetcherParse},
 		{flag: "parse-job", setting: config.FetcherParseInCrawl, constant: "false",
 			usage: "parse in a parse job after each fetch, as Nutch's crawl script does, rather than as pages are fetched"},
+		{flag: "warc", setting: config.FetcherWARC},
+		{flag: "warc-max-file-size", setting: config.WARCMaxFileSize},
+		{flag: "warc-prefix", setting: config.WARCPrefix},
 
 		{flag: "max-outlinks", setting: config.ParserMaxOutlinks},
 		{flag: "signature", setting: config.ParserSignature},
@@ -113,6 +116,9 @@ func fetchFlags() []cli.Flag {
 		"max-exceptions-per-host", "policy", "queue-mode", "politeness", "no-keep-alive", "throughput-threshold",
 		"throughput-check-after", "throughput-retries")
 }
+
+// warcFlags are the setting flags of a fetch's WARC files.
+func warcFlags() []cli.Flag { return settingFlags("warc", "warc-max-file-size", "warc-prefix") }
 
 // parseFlags are the setting flags of the parse job.
 func parseFlags() []cli.Flag {
