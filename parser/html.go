@@ -50,7 +50,7 @@ type htmlState struct {
 	hasRefresh          bool
 	robots              robots
 	meta                map[string]string
-	embedded            bool // take embedded resources (Options.EmbeddedLinks)
+	embedded            bool           // take embedded resources (Options.EmbeddedLinks)
 	seen                map[string]int // resolveLinks' scratch: URL -> index in Outlinks, or -1
 
 	// The token stream's state: the raw-text element whose content comes
