@@ -31,8 +31,8 @@ type Page struct {
 	Rate float64
 	// Features are the page's features as a crawl records them: simweb's
 	// truth of version 0 (later versions differ in Bytes by a few percent;
-	// see Truth.VersionBytes), with no words for a PDF and no outlinks for
-	// a nofollow page (trawl's parse keeps neither), and Inlinks the
+	// see Truth.VersionBytes), with no outlinks for a nofollow page
+	// (trawl's parse keeps none), and Inlinks the
 	// number of distinct simulated pages whose followed links point here
 	// (a crawl counts the linking pages it fetched, not the web's true
 	// in-degree).
@@ -228,9 +228,6 @@ func readRow(web *simweb.Web, id int, start, end time.Time) truthRow {
 		ev = append(ev, t.Sub(start).Seconds())
 	}
 	f := p.Features
-	if p.Kind == simweb.KindDocument {
-		f.Words = 0 // trawl's parse keeps no text of a PDF
-	}
 	if p.Nofollow {
 		f.Outlinks = 0 // nor the links of a nofollow page
 	}
