@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"path"
 	"slices"
 
 	"github.com/trawl/trawl/parquetio"
@@ -59,45 +58,16 @@ func (r *Reader) Version() string { return r.version }
 // name order. Iteration stops at the first error, which names the file.
 func (r *Reader) All(ctx context.Context) iter.Seq2[Host, error] {
 	return func(yield func(Host, error) bool) {
-		for _, name := range r.parts {
-			if !r.part(ctx, name, yield) {
+		for h, err := range parquetio.ReadParts[Host](ctx, r.fsys, r.parts, parquetio.AllowMissingColumns()) {
+			if err != nil {
+				yield(Host{}, fmt.Errorf("hostdb: %w", err))
+				return
+			}
+			if !yield(h, nil) {
 				return
 			}
 		}
 	}
-}
-
-// part yields the rows of one part file; false means stop.
-func (r *Reader) part(ctx context.Context, name string, yield func(Host, error) bool) bool {
-	f, err := r.fsys.Open(name)
-	if err != nil {
-		yield(Host{}, fmt.Errorf("hostdb: %w", err))
-		return false
-	}
-	pr, err := parquetio.Open[Host](f, name, parquetio.AllowMissingColumns())
-	if err != nil {
-		f.Close()
-		yield(Host{}, fmt.Errorf("hostdb: %w", err))
-		return false
-	}
-	defer pr.Close()
-	n := 0
-	for h, err := range pr.All() {
-		if err != nil {
-			yield(Host{}, fmt.Errorf("hostdb: %w", err))
-			return false
-		}
-		if n++; n%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				yield(Host{}, fmt.Errorf("hostdb: reading %s: %w", path.Base(name), err))
-				return false
-			}
-		}
-		if !yield(h, nil) {
-			return false
-		}
-	}
-	return true
 }
 
 // Get returns the row of host, and false if the HostDb has none.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"iter"
-	"path"
 	"slices"
 
 	"github.com/trawl/trawl/parquetio"
@@ -42,43 +41,20 @@ func (r *Reader) Parts() []string { return slices.Clone(r.parts) }
 // All iterates over every inlink, part by part; within a part rows come in
 // (To, From) order. Iteration stops at the first error, which names the
 // file.
-func (r *Reader) All(ctx context.Context) iter.Seq2[Inlink, error] {
-	return func(yield func(Inlink, error) bool) {
-		for _, name := range r.parts {
-			for l, err := range r.part(ctx, name) {
-				if !yield(l, err) || err != nil {
-					return
-				}
-			}
-		}
-	}
+func (r *Reader) All(ctx context.Context) iter.Seq2[Inlink, error] { return r.read(ctx, r.parts) }
+
+// part iterates over the rows of one part file.
+func (r *Reader) part(ctx context.Context, name string) iter.Seq2[Inlink, error] {
+	return r.read(ctx, []string{name})
 }
 
-func (r *Reader) part(ctx context.Context, name string) iter.Seq2[Inlink, error] {
+// read iterates over the rows of part files, stopping at the first error.
+func (r *Reader) read(ctx context.Context, parts []string) iter.Seq2[Inlink, error] {
 	return func(yield func(Inlink, error) bool) {
-		f, err := r.fsys.Open(name)
-		if err != nil {
-			yield(Inlink{}, fmt.Errorf("linkdb: %w", err))
-			return
-		}
-		pr, err := parquetio.Open[Inlink](f, name)
-		if err != nil {
-			f.Close()
-			yield(Inlink{}, fmt.Errorf("linkdb: %w", err))
-			return
-		}
-		defer pr.Close()
-		n := 0
-		for l, err := range pr.All() {
+		for l, err := range parquetio.ReadParts[Inlink](ctx, r.fsys, parts) {
 			if err != nil {
 				yield(Inlink{}, fmt.Errorf("linkdb: %w", err))
 				return
-			}
-			if n++; n%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					yield(Inlink{}, fmt.Errorf("linkdb: reading %s: %w", path.Base(name), err))
-					return
-				}
 			}
 			if !yield(l, nil) {
 				return

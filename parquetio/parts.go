@@ -1,7 +1,10 @@
 package parquetio
 
 import (
+	"context"
+	"fmt"
 	"io/fs"
+	"iter"
 	"path"
 	"strings"
 
@@ -30,4 +33,52 @@ func PartFiles(fsys storage.FS, dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// ReadParts iterates over the rows of the Parquet files parts of fsys, one
+// file after another, each opened only while it is read. It checks ctx
+// every 1,024 rows. Iteration stops at the first error: that of opening
+// or reading a file (which names it), or ctx's, as "reading FILE: ...".
+func ReadParts[T any](ctx context.Context, fsys storage.FS, parts []string, opts ...ReaderOption) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for _, name := range parts {
+			if !readPart(ctx, fsys, name, opts, yield) {
+				return
+			}
+		}
+	}
+}
+
+// readPart yields the rows of one file; false means stop.
+func readPart[T any](ctx context.Context, fsys storage.FS, name string, opts []ReaderOption, yield func(T, error) bool) bool {
+	var zero T
+	f, err := fsys.Open(name)
+	if err != nil {
+		yield(zero, err)
+		return false
+	}
+	r, err := Open[T](f, name, opts...)
+	if err != nil {
+		f.Close()
+		yield(zero, err)
+		return false
+	}
+	defer r.Close()
+	n := 0
+	for row, err := range r.All() {
+		if err != nil {
+			yield(zero, err)
+			return false
+		}
+		if n++; n%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				yield(zero, fmt.Errorf("reading %s: %w", path.Base(name), err))
+				return false
+			}
+		}
+		if !yield(row, nil) {
+			return false
+		}
+	}
+	return true
 }
