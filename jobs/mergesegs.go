@@ -71,16 +71,8 @@ func (o MergeSegmentsOptions) Validate() error {
 	if len(o.Segments) == 0 {
 		return errors.New("mergesegs: no segment given")
 	}
-	seen := map[string]bool{}
-	for _, s := range o.Segments {
-		s = strings.TrimRight(s, "/")
-		if s == "" {
-			return errors.New("mergesegs: an empty segment name")
-		}
-		if seen[s] {
-			return fmt.Errorf("mergesegs: segment %s given twice", s)
-		}
-		seen[s] = true
+	if err := checkSegmentNames(o.Segments); err != nil {
+		return fmt.Errorf("mergesegs: %w", err)
 	}
 	if o.Slice < 0 {
 		return fmt.Errorf("mergesegs: slice must be > 0 (or 0: one segment), not %d", o.Slice)

@@ -74,16 +74,8 @@ type UpdateOptions struct {
 // exists with a valid configuration. It accepts an empty Segments (see
 // there).
 func (o UpdateOptions) Validate() error {
-	seen := make(map[string]bool, len(o.Segments))
-	for _, s := range o.Segments {
-		s = strings.TrimRight(s, "/")
-		if s == "" {
-			return errors.New("an empty segment name")
-		}
-		if seen[s] {
-			return fmt.Errorf("segment %s given twice", s)
-		}
-		seen[s] = true
+	if err := checkSegmentNames(o.Segments); err != nil {
+		return err
 	}
 	if o.RetryMax < 0 {
 		return fmt.Errorf("RetryMax (db.fetch.retry.max) must be >= 0 (0: %d), not %d", DefaultRetryMax, o.RetryMax)
@@ -100,6 +92,23 @@ func (o UpdateOptions) Validate() error {
 	s := o.Schedule.resolved()
 	if _, err := crawldb.NewSchedule(s.Name, s.Config); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkSegmentNames reports an empty segment name or a segment given twice
+// (trailing slashes ignored).
+func checkSegmentNames(segs []string) error {
+	seen := make(map[string]bool, len(segs))
+	for _, s := range segs {
+		s = strings.TrimRight(s, "/")
+		if s == "" {
+			return errors.New("an empty segment name")
+		}
+		if seen[s] {
+			return fmt.Errorf("segment %s given twice", s)
+		}
+		seen[s] = true
 	}
 	return nil
 }
