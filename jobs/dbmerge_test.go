@@ -75,8 +75,9 @@ func vSig(url string, sig string, at time.Time) dbValue {
 		FetchTime: at, Features: crawldb.Features{Words: 100, Outlinks: 5, Inlinks: 99, Images: 2, Depth: 2, Bytes: 5000}}}
 }
 
+// vLink is a link to to, as parseInput emits it (to is the key).
 func vLink(to, from string, cash float32) dbValue {
-	return dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{URL: to, Status: crawldb.StatusLinked, FromURL: from, Score: cash}}
+	return dbValue{Kind: kindLink, Link: &dbLink{From: from, Cash: cash}}
 }
 
 func ms(sec int64) time.Time { return tFetch.Add(time.Duration(sec) * time.Second) }

@@ -39,24 +39,25 @@ func OPICLinkCash(pageScore float32, nOutlinks int) float32 {
 }
 
 // inlink is one incoming link seen by updatedb: who links, and the cash it
-// passes. seq is its arrival position, the final tie-breaker.
+// passes.
 type inlink struct {
 	from string
 	cash float32
-	seq  int
 }
 
 // inlinkLess orders inlinks from least to most valuable: lower cash first,
-// then later arrival, so that among equal cash the earliest arrivals are
-// kept.
+// then the linking URL, greater first, so that among equal cash the
+// smallest linking URLs are kept. The order depends on the links alone,
+// not on the order the engine delivers them in.
 func inlinkLess(a, b inlink) bool {
 	if a.cash != b.cash {
 		return a.cash < b.cash
 	}
-	return a.seq > b.seq
+	return a.from > b.from
 }
 
 // inlinkHeap is a min-heap (least valuable on top) of at most max inlinks.
+// seen counts the links offered, kept or not.
 type inlinkHeap struct {
 	items []inlink
 	max   int
@@ -83,8 +84,14 @@ func (h *inlinkHeap) reset(max int) {
 
 // add offers one inlink; only the max most valuable are kept.
 func (h *inlinkHeap) add(from string, cash float32) {
-	l := inlink{from: from, cash: cash, seq: h.seen}
 	h.seen++
+	h.offer(inlink{from: from, cash: cash})
+}
+
+// dropped is the number of links offered but not kept.
+func (h *inlinkHeap) dropped() int { return h.seen - len(h.items) }
+
+func (h *inlinkHeap) offer(l inlink) {
 	if h.max <= 0 || len(h.items) < h.max {
 		heap.Push(h, l)
 		return

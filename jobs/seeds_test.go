@@ -86,7 +86,7 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	for _, l := range got {
 		froms = append(froms, l.from)
 	}
-	// 0.9 (c, seq 2), 0.9 (f, seq 5), then the earlier of the two 0.5s (a).
+	// 0.9 (c), 0.9 (f), then of the two 0.5s the smaller linking URL (a).
 	if want := []string{"c", "f", "a"}; !reflect.DeepEqual(froms, want) {
 		t.Fatalf("kept %v, want %v", froms, want)
 	}

@@ -189,21 +189,27 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
 			f.RedirectURL != "" && f.RedirectURL != f.URL && k.keep(t, f.RedirectURL) {
 			t.Count(ctrRedirectLinks, 1)
-			emit(f.RedirectURL, dbValue{Kind: kindParse, Parse: &segment.ParseUpdate{
-				URL: f.RedirectURL, Status: crawldb.StatusLinked, FromURL: f.URL, FetchTime: f.FetchTime}})
+			emit(f.RedirectURL, dbValue{Kind: kindLink, Link: &dbLink{From: f.URL}})
 		}
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
 
-// parseInput reads a segment's crawl_parse: signatures and links.
+// parseInput reads a segment's crawl_parse: signatures and links. A link
+// travels as a dbLink, which carries only what the reduce uses of it; a
+// signature row loses its URL (the key) and anchor.
 func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
 		if !k.keep(t, p.URL) {
 			return nil
 		}
-		p.Anchor = "" // not used here: keep the shuffle small
-		emit(p.URL, dbValue{Kind: kindParse, Parse: &p})
+		if p.Status == crawldb.StatusLinked {
+			emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.FromURL, Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
+			return nil
+		}
+		url := p.URL
+		p.URL, p.Anchor = "", "" // not used here: keep the shuffle small
+		emit(url, dbValue{Kind: kindParse, Parse: &p})
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
