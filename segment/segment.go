@@ -83,7 +83,7 @@ type Content struct {
 	BaseURL     string            `parquet:"base_url"`
 	ContentType string            `parquet:"content_type,dict"`
 	Headers     map[string]string `parquet:"headers"`
-	Body        []byte            `parquet:"body"`
+	Body        []byte            `parquet:"body" parquetio:"blob"`
 	// Truncated is true when Body was cut at the content limit.
 	Truncated bool      `parquet:"truncated"`
 	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
@@ -118,7 +118,7 @@ type ParseData struct {
 // ParseText is a page's extracted visible text.
 type ParseText struct {
 	URL  string `parquet:"url"`
-	Text string `parquet:"text"`
+	Text string `parquet:"text" parquetio:"blob"`
 }
 
 // ParseUpdate is one CrawlDB update produced by parsing (Nutch's crawl_parse
