@@ -172,6 +172,7 @@ const (
 	GenerateCountMode     = "generate.countMode"
 	GeneratePartitionMode = "generate.partitionMode"
 	GenerateNumFetchers   = "generate.numFetchers"
+	GenerateMaxPartURLs   = "generate.maxPartURLs"
 	GenerateDelay         = "generate.delay"
 	GenerateFilter        = "generate.filter"
 
@@ -437,6 +438,8 @@ func Settings() []Setting {
 			Doc: "what fetch lists are partitioned by: host, registered domain, or IP address (the hosts of one address in one fetch task, for fetcher.queueMode ip; looked up with fetcher.dnsServers and fetcher.dns.*) (partition.url.mode)"},
 		{Name: GenerateNumFetchers, Kind: Int, Default: "1",
 			Doc: "number of fetch-list parts, one per fetcher task"},
+		{Name: GenerateMaxPartURLs, Kind: Int, Default: "40000",
+			Doc: "most URLs of a fetch-list part on average: a larger selection gets more parts than generate.numFetchers (a host's URLs stay in one part). A fetch task holds its part while it runs, about 1.7 KiB of live memory a URL: the default's 66 MiB leaves one task's 128 MiB share of the default 256 MiB budget on 2 cores room for the collector; 0 means no bound"},
 		{Name: GenerateDelay, Kind: Duration, Default: "7d",
 			Doc: "a segment not merged by updatedb for this long no longer holds its URLs back (crawl.gen.delay)"},
 		{Name: GenerateFilter, Kind: Bool, Default: "true",

@@ -60,6 +60,15 @@ type GenerateOptions struct {
 	// NumFetchers is the number of fetch-list parts, one per fetcher task
 	// (generate.numFetchers), at most mapreduce.MaxReduce; 0 means 1.
 	NumFetchers int
+	// MaxPartURLs bounds the URLs of one fetch-list part on average
+	// (generate.maxPartURLs): when more are selected than NumFetchers
+	// parts of it hold, the fetch list gets as many more parts as it
+	// takes (a host's URLs stay in one part, so a part is larger when one
+	// host alone has more). A fetch task holds its whole part while it
+	// runs, about 1.7 KiB of live memory a URL, so this bounds the
+	// fetch's memory.
+	// 0 means no bound.
+	MaxPartURLs int64
 	// Now is the time the due check compares with (Nutch's
 	// generate.curTime; the CLI's "+Nd" adds days); zero means time.Now().
 	Now time.Time
@@ -113,6 +122,8 @@ func (o GenerateOptions) Validate() error {
 		return fmt.Errorf("generate.countMode %q is neither %q nor %q", o.CountMode, CountHost, CountDomain)
 	case o.NumFetchers < 0 || o.NumFetchers > mapreduce.MaxReduce:
 		return fmt.Errorf("generate.numFetchers must be between 1 and %d (0: 1), not %d", mapreduce.MaxReduce, o.NumFetchers)
+	case o.MaxPartURLs < 0:
+		return fmt.Errorf("generate.maxPartURLs must be >= 0 (0: no bound), not %d", o.MaxPartURLs)
 	case o.SelectReducers < 0 || o.SelectReducers > mapreduce.MaxReduce:
 		return fmt.Errorf("generate: select reducers must be between 0 and %d, not %d", mapreduce.MaxReduce, o.SelectReducers)
 	case o.Delay < 0:
@@ -370,9 +381,10 @@ type generation struct {
 	// selectOut is generate-select's output: the fetch list, or _select
 	// when generate-topn makes the fetch list; ranksOut, with a topN, is
 	// where the candidates' ranks go. reduces is generate-select's reduce
-	// tasks.
+	// tasks, parts the fetch list's (NumFetchers, or more to keep parts
+	// within MaxPartURLs).
 	selectOut, ranksOut string
-	reduces             int
+	reduces, parts      int
 	res                 *GenerateResult
 	published           bool
 
@@ -426,8 +438,19 @@ func planGeneration(env Env, cp crawlPaths, o GenerateOptions, filters filterSpe
 	for _, p := range pending {
 		g.res.PendingSegments = append(g.res.PendingSegments, storage.Join(cp.segURI, p))
 	}
-	g.selectOut, g.reduces = g.res.FetchList, o.NumFetchers
-	if o.TopN > 0 || !part.direct() {
+	g.selectOut, g.reduces, g.parts = g.res.FetchList, o.NumFetchers, o.NumFetchers
+	// Without topN the selection may be the whole CrawlDB: if that could
+	// exceed the parts' bound, select into _select, so that the fetch
+	// list can get more parts once the selection is counted.
+	bounded := true
+	if o.TopN == 0 && o.MaxPartURLs > 0 {
+		_, rows, err := fetchListParts(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName), g.current)
+		if err != nil {
+			return nil, err
+		}
+		bounded = rows <= int64(o.NumFetchers)*o.MaxPartURLs
+	}
+	if o.TopN > 0 || !part.direct() || !bounded {
 		g.selectOut = storage.Join(g.segURI, selectDir)
 		g.reduces = max(o.NumFetchers, o.SelectReducers)
 		if o.SelectReducers <= 0 {
@@ -447,8 +470,9 @@ func (g *generation) finishFetchList(ctx context.Context) error {
 	if g.res.Selected == 0 || g.selectOut == g.res.FetchList {
 		return nil
 	}
+	g.boundParts()
 	selectPath := path.Join(g.segPath, selectDir)
-	if g.part.direct() && g.res.Selected <= g.o.TopN && g.reduces == g.o.NumFetchers {
+	if g.part.direct() && (g.o.TopN == 0 || g.res.Selected <= g.o.TopN) && g.reduces == g.parts {
 		if err := g.cp.fs.Rename(selectPath, path.Join(g.segPath, segment.DirGenerate)); err != nil {
 			return fmt.Errorf("generate: publish the fetch list: %w", err)
 		}
@@ -461,6 +485,24 @@ func (g *generation) finishFetchList(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// boundParts raises the fetch list's parts, if need be, so that the
+// selection (cut to the topN) holds at most MaxPartURLs URLs a part on
+// average.
+func (g *generation) boundParts() {
+	n := g.res.Selected
+	if g.o.TopN > 0 {
+		n = min(n, g.o.TopN)
+	}
+	limit := g.o.MaxPartURLs
+	if limit <= 0 || n <= int64(g.parts)*limit {
+		return
+	}
+	g.parts = int(min(int64(mapreduce.MaxReduce), (n+limit-1)/limit))
+	g.res.Parts = g.parts
+	g.log.Info("fetch list in more parts, to bound each fetch task's memory", "urls", n,
+		"num_fetchers", g.o.NumFetchers, "parts", g.parts, "max_part_urls", limit)
 }
 
 // result ends the run: ErrNothingDue if nothing was selected, else the
@@ -476,7 +518,7 @@ func (g *generation) result(start time.Time) (*GenerateResult, error) {
 	g.published = true
 	g.log.Info("generate done", "segment", res.Segment, "selected", res.Selected, "due", res.Due,
 		"held_by_pending", res.Pending, "over_max_per_host", res.OverHostLimit, "over_topn", res.OverTopN,
-		"db_duplicates", res.DBDuplicates, "parts", g.o.NumFetchers, "partition_mode", g.o.PartitionMode,
+		"db_duplicates", res.DBDuplicates, "parts", g.parts, "partition_mode", g.o.PartitionMode,
 		"unresolved_hosts", res.Unresolved, "hostdb_version", res.HostDbVersion, "hostdb_hosts_skipped", res.HostDbHosts,
 		"hostdb_failure_streak", res.HostDbFailing, "hostdb_dns_failed", res.HostDbDNSFailed,
 		"duration", res.Duration.Round(time.Millisecond))

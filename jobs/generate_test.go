@@ -759,3 +759,44 @@ func TestGenerateRankTiesAtCut(t *testing.T) {
 		t.Errorf("selected %v, want %v", sorted(got), sorted(want))
 	}
 }
+
+// TestGenerateBoundsPartURLs: a selection larger than NumFetchers parts of
+// MaxPartURLs gets as many more parts as it takes, with or without topN
+// (without it, generate selects into _select first when the CrawlDB could
+// exceed the bound); each host stays in one part, partitioned as
+// generate-topn partitions; a selection within the bound keeps
+// NumFetchers parts.
+func TestGenerateBoundsPartURLs(t *testing.T) {
+	now := genNow()
+	env := testEnv(t)
+	var rows []crawldb.Datum
+	for h := 0; h < 30; h++ {
+		for i := 0; i < 10; i++ {
+			rows = append(rows, mkDatum("http://h"+itoa2(h)+".example/p"+itoa2(i), float32((h*10+i)%7), now.Add(-time.Minute), crawldb.StatusDBUnfetched))
+		}
+	}
+	writeDB(t, env, rows, 3)
+	for _, c := range []struct {
+		topN, maxPart int64
+		parts, urls   int
+	}{
+		{topN: 0, maxPart: 40, parts: 8, urls: 300},     // ceil(300/40)
+		{topN: 200, maxPart: 40, parts: 5, urls: 200},   // ceil(200/40)
+		{topN: 0, maxPart: 150, parts: 2, urls: 300},    // within 2 parts of 150
+		{topN: 0, maxPart: 0, parts: 2, urls: 300},      // no bound
+		{topN: 100, maxPart: 1000, parts: 2, urls: 100}, // within the bound
+	} {
+		res, err := Generate(context.Background(), env, GenerateOptions{Now: now, NumFetchers: 2, TopN: c.topN, MaxPartURLs: c.maxPart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		urls := checkPartitioned(t, res, PartitionHost, c.parts, false)
+		if len(urls) != c.urls || res.Selected != int64(c.urls) {
+			t.Errorf("topN %d, max %d: %d URLs (Selected %d), want %d", c.topN, c.maxPart, len(urls), res.Selected, c.urls)
+		}
+		if got := len(fetchList(t, res.Segment)); got > c.parts {
+			t.Errorf("topN %d, max %d: %d part files, want at most %d", c.topN, c.maxPart, got, c.parts)
+		}
+		writeFile(t, filepath.Join(res.Segment, UpdatedMarker), "{}\n")
+	}
+}

@@ -284,7 +284,7 @@ func (g *generation) cutTopN(ctx context.Context) error {
 		return fmt.Errorf("generate: %w", err)
 	}
 	o := g.o
-	spec := generateTopN{In: g.selectOut, Out: g.res.FetchList, Parts: o.NumFetchers, Cut: cut,
+	spec := generateTopN{In: g.selectOut, Out: g.res.FetchList, Parts: g.parts, Cut: cut,
 		CountMode: o.CountMode, PartitionMode: o.PartitionMode, Now: o.Now, Schedule: o.Schedule}
 	var rows int64
 	if o.PartitionMode == PartitionIP {

@@ -142,6 +142,7 @@ func (s *session) generateOptions() (jobs.GenerateOptions, error) {
 		MaxPerHost:  max(0, s.cfg.Int(config.GenerateMaxPerHost)),
 		CountMode:   s.cfg.String(config.GenerateCountMode),
 		NumFetchers: s.cfg.Int(config.GenerateNumFetchers),
+		MaxPartURLs: int64(s.cfg.Int(config.GenerateMaxPartURLs)),
 		Delay:       s.cfg.Duration(config.GenerateDelay),
 		Schedule:    sched,
 
