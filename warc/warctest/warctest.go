@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nlnwa/gowarc"
@@ -56,8 +57,16 @@ func ReadFile(t testing.TB, path string) []Record {
 	return recs
 }
 
+// gowarcMu serializes the independent reader: every gowarc reader calls
+// uuid.EnableRandPool, which writes a package variable of
+// github.com/google/uuid, so two tests reading WARC files at once race
+// (the race detector reports it).
+var gowarcMu sync.Mutex
+
 // read reads and validates every record of a WARC stream.
 func read(r io.Reader) ([]Record, error) {
+	gowarcMu.Lock()
+	defer gowarcMu.Unlock()
 	rd, err := gowarc.NewWarcFileReaderFromStream(r, 0, gowarc.WithStrictValidation(),
 		gowarc.WithBlockErrorPolicy(gowarc.ErrFail), gowarc.WithFixDigest(false), gowarc.WithFixContentLength(false),
 		gowarc.WithAddMissingDigest(false), gowarc.WithAddMissingRecordId(false), gowarc.WithFixSyntaxErrors(false))
