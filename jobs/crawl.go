@@ -773,8 +773,8 @@ func (c *crawler) invertLinks(ctx context.Context, rr *RoundResult) error {
 	return nil
 }
 
-// countRows counts the rows of a published job output from the Parquet
-// footers.
+// countRows counts the rows of a published job output of CrawlDB rows (a
+// fetch list, a CrawlDB version) from the Parquet footers.
 func countRows(fsys storage.FS, dir string) (int64, error) {
 	infos, err := fsys.ReadDir(dir)
 	if err != nil {
@@ -791,7 +791,7 @@ func countRows(fsys storage.FS, dir string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		r, err := parquetio.Open[segment.Generate](f, p)
+		r, err := parquetio.Open[segment.Generate](f, p, parquetio.AllowMissingColumns())
 		if err != nil {
 			f.Close()
 			return 0, err

@@ -444,9 +444,9 @@ func planGeneration(env Env, cp crawlPaths, o GenerateOptions, filters filterSpe
 	// list can get more parts once the selection is counted.
 	bounded := true
 	if o.TopN == 0 && o.MaxPartURLs > 0 {
-		_, rows, err := fetchListParts(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName), g.current)
+		rows, err := countRows(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("count the CrawlDB's rows: %w", err)
 		}
 		bounded = rows <= int64(o.NumFetchers)*o.MaxPartURLs
 	}

@@ -85,13 +85,7 @@ func (h *inlinkHeap) reset(max int) {
 // add offers one inlink; only the max most valuable are kept.
 func (h *inlinkHeap) add(from string, cash float32) {
 	h.seen++
-	h.offer(inlink{from: from, cash: cash})
-}
-
-// dropped is the number of links offered but not kept.
-func (h *inlinkHeap) dropped() int { return h.seen - len(h.items) }
-
-func (h *inlinkHeap) offer(l inlink) {
+	l := inlink{from: from, cash: cash}
 	if h.max <= 0 || len(h.items) < h.max {
 		heap.Push(h, l)
 		return
@@ -101,6 +95,9 @@ func (h *inlinkHeap) offer(l inlink) {
 		heap.Fix(h, 0)
 	}
 }
+
+// dropped is the number of links offered but not kept.
+func (h *inlinkHeap) dropped() int { return h.seen - len(h.items) }
 
 // sorted returns the kept inlinks, most valuable first (Nutch's linkList
 // order: the first is the "latest" link a new URL is initialized from).
