@@ -25,6 +25,9 @@ import "strings"
 // before any '/', can make it remove text up to that '@'. Text without an
 // '@' is returned as it is.
 //
+// Tabs and line breaks count as Normalize counts them, which removes them
+// first: "h\ttp://u@h" and "A\r://u@h" have a scheme and lose "u@".
+//
 // Removing a userinfo can join what was around it into a new one
 // ("http:/@/0@" becomes "http://0@"), so Redact repeats until nothing
 // more is removed; every pass that changes s makes it shorter.
@@ -70,8 +73,7 @@ func redactOnce(s string) string {
 // its authority (or, for a word without a scheme, the word) starts and
 // ends. s[i-1], if any, is not a scheme character.
 func authorityAt(s string, i int) (start, end int, ok bool) {
-	if j := schemeEnd(s[i:]); j > 0 {
-		scheme := strings.ToLower(s[i : i+j])
+	if j, scheme := looseSchemeEnd(s[i:]); j > 0 {
 		special := isSpecial(scheme)
 		// Count the slashes after the colon as Normalize does, after it
 		// has removed tabs and line breaks.
@@ -107,6 +109,35 @@ func authorityAt(s string, i int) (start, end int, ok bool) {
 		return 0, 0, false
 	}
 	return i, end, true
+}
+
+// looseSchemeEnd is schemeEnd for text where tabs and line breaks may
+// still be inside the scheme, as Normalize removes them before it reads
+// one ("h\ttp://"): it returns the index of the ':' and the scheme in
+// lower case without them, or -1.
+func looseSchemeEnd(s string) (int, string) {
+	var b []byte
+	n := 0 // scheme bytes so far
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\t' || c == '\n' || c == '\r':
+			if n == 0 {
+				return -1, ""
+			}
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z',
+			n > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			n++
+		case n > 0 && c == ':':
+			return i, string(b)
+		default:
+			return -1, ""
+		}
+	}
+	return -1, ""
 }
 
 // authorityEnd returns the end of an authority starting at s[i]: the
