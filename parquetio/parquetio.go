@@ -271,6 +271,9 @@ type Reader[T any] struct {
 	file   storage.File
 	pf     *parquet.File
 	groups []parquet.RowGroup
+	// plan is the columnar decoder of T for this file (columnar.go), or
+	// nil when parquet-go's reader reads its rows.
+	plan *colPlan
 }
 
 // Open opens the Parquet file f (named name in errors) for reading rows of
@@ -309,7 +312,11 @@ func Open[T any](f storage.File, name string, opts ...ReaderOption) (r *Reader[T
 	if sum != pf.NumRows() {
 		return nil, fmt.Errorf("parquetio: %s: corrupt footer: row groups hold %d rows, file says %d", name, sum, pf.NumRows())
 	}
-	return &Reader[T]{name: name, file: f, pf: pf, groups: pf.RowGroups()}, nil
+	r = &Reader[T]{name: name, file: f, pf: pf, groups: pf.RowGroups()}
+	if plan, err := compilePlan(reflect.TypeFor[T](), pf.Schema()); err == nil {
+		r.plan = plan
+	}
+	return r, nil
 }
 
 // checkFooter checks the footer of the Parquet file f before parquet-go
@@ -572,6 +579,10 @@ func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 			yield(zero, fmt.Errorf("parquetio: %s: row group range [%d,%d) out of [0,%d)", r.name, start, end, len(r.groups)))
 			return
 		}
+		if r.plan != nil {
+			r.columnarRows(start, end, yield)
+			return
+		}
 		buf := make([]T, BatchSize)
 		for g := start; g < end; g++ {
 			var gr *parquet.GenericReader[T]
@@ -626,6 +637,60 @@ func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 				yield(zero, fmt.Errorf("parquetio: %s: row group %d: read %d rows, footer says %d", r.name, g, got, want))
 				return
 			}
+		}
+	}
+}
+
+// columnarRows is Rows with the columnar decoder. Rows are decoded in
+// batches under guard, and yielded outside it, so that a panic in the
+// caller's loop is not taken for a corrupt file.
+func (r *Reader[T]) columnarRows(start, end int, yield func(T, error) bool) {
+	var zero T
+	buf := make([]T, BatchSize)
+	for g := start; g < end; g++ {
+		var d *rowGroupDecoder
+		if err := r.guard(g, func() error {
+			d = newRowGroupDecoder(r.plan, r.groups[g])
+			return nil
+		}); err != nil {
+			yield(zero, err)
+			return
+		}
+		want := r.groups[g].NumRows()
+		// done closes the row group's columns and reports whether
+		// reading goes on.
+		done := func(err error) bool {
+			if cerr := r.guard(g, d.close); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				yield(zero, err)
+				return false
+			}
+			return true
+		}
+		for got := int64(0); got < want; {
+			batch := buf[:min(int64(len(buf)), want-got)]
+			clear(batch)
+			if err := r.guard(g, func() error {
+				if err := decodeRows(d, batch); err != nil {
+					return fmt.Errorf("row %d: %w", got, err)
+				}
+				return nil
+			}); err != nil {
+				done(err)
+				return
+			}
+			got += int64(len(batch))
+			for i := range batch {
+				if !yield(batch[i], nil) {
+					_ = r.guard(g, d.close)
+					return
+				}
+			}
+		}
+		if !done(r.guard(g, func() error { return d.finish(want) })) {
+			return
 		}
 	}
 }
