@@ -1,8 +1,7 @@
 package jobs
 
 import (
-	"container/heap"
-	"sort"
+	"slices"
 )
 
 // OPIC scoring, as Nutch's OPICScoringFilter (scoring-opic plugin) with its
@@ -64,17 +63,6 @@ type inlinkHeap struct {
 	seen  int
 }
 
-func (h *inlinkHeap) Len() int           { return len(h.items) }
-func (h *inlinkHeap) Less(i, j int) bool { return inlinkLess(h.items[i], h.items[j]) }
-func (h *inlinkHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *inlinkHeap) Push(x any)         { h.items = append(h.items, x.(inlink)) }
-func (h *inlinkHeap) Pop() any {
-	n := len(h.items)
-	x := h.items[n-1]
-	h.items = h.items[:n-1]
-	return x
-}
-
 // reset empties the heap for the next key, keeping its storage.
 func (h *inlinkHeap) reset(max int) {
 	h.items = h.items[:0]
@@ -87,12 +75,45 @@ func (h *inlinkHeap) add(from string, cash float32) {
 	h.seen++
 	l := inlink{from: from, cash: cash}
 	if h.max <= 0 || len(h.items) < h.max {
-		heap.Push(h, l)
+		h.items = append(h.items, l)
+		h.up(len(h.items) - 1)
 		return
 	}
 	if inlinkLess(h.items[0], l) {
 		h.items[0] = l
-		heap.Fix(h, 0)
+		h.down(0)
+	}
+}
+
+// up moves item i toward the top while it is less valuable than its
+// parent (container/heap's up, without boxing each inlink in an any).
+func (h *inlinkHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !inlinkLess(h.items[i], h.items[p]) {
+			return
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+// down moves item i toward the bottom while a child is less valuable.
+func (h *inlinkHeap) down(i int) {
+	n := len(h.items)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if r := c + 1; r < n && inlinkLess(h.items[r], h.items[c]) {
+			c = r
+		}
+		if !inlinkLess(h.items[c], h.items[i]) {
+			return
+		}
+		h.items[i], h.items[c] = h.items[c], h.items[i]
+		i = c
 	}
 }
 
@@ -101,13 +122,21 @@ func (h *inlinkHeap) dropped() int { return h.seen - len(h.items) }
 
 // sorted returns the kept inlinks, most valuable first (Nutch's linkList
 // order: the first is the "latest" link a new URL is initialized from).
+// It sorts the heap's own storage: nothing may be added until reset.
 func (h *inlinkHeap) sorted() []inlink {
 	if len(h.items) == 0 {
 		return nil
 	}
-	out := append([]inlink(nil), h.items...)
-	sort.Slice(out, func(i, j int) bool { return inlinkLess(out[j], out[i]) })
-	return out
+	slices.SortFunc(h.items, func(a, b inlink) int {
+		switch {
+		case inlinkLess(b, a):
+			return -1
+		case inlinkLess(a, b):
+			return 1
+		}
+		return 0
+	})
+	return h.items
 }
 
 // sumCash sums the kept inlinks' cash deterministically: in float64, in the
@@ -124,6 +153,21 @@ func sumCash(links []inlink) float64 {
 func distinctFrom(links []inlink) int {
 	if len(links) < 2 {
 		return len(links)
+	}
+	if len(links) <= 32 {
+		// Most URLs have a few inlinks: comparing pairs costs less than
+		// a map.
+		n := 0
+	next:
+		for i, l := range links {
+			for _, e := range links[:i] {
+				if e.from == l.from {
+					continue next
+				}
+			}
+			n++
+		}
+		return n
 	}
 	seen := make(map[string]struct{}, len(links))
 	for _, l := range links {

@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -102,6 +104,36 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	}
 	if d := distinctFrom(h.sorted()); d != 1 {
 		t.Errorf("distinctFrom = %d, want 1", d)
+	}
+	// Few links are counted by pairs, many through a map: both the same.
+	for _, n := range []int{2, 5, 32, 33, 200} {
+		h.reset(0)
+		for i := range n {
+			h.add(string(rune('a'+i%7)), float32(i%3))
+		}
+		if d, want := distinctFrom(h.sorted()), min(n, 7); d != want {
+			t.Errorf("%d links from %d pages: distinctFrom = %d", n, want, d)
+		}
+	}
+	// A random heap keeps the max most valuable, sorted.
+	h.reset(10)
+	var all []inlink
+	for i := range 500 {
+		l := inlink{from: fmt.Sprint(i * 7919 % 500), cash: float32(i*31%17) / 4}
+		all = append(all, l)
+		h.add(l.from, l.cash)
+	}
+	slices.SortFunc(all, func(a, b inlink) int {
+		if inlinkLess(b, a) {
+			return -1
+		}
+		if inlinkLess(a, b) {
+			return 1
+		}
+		return 0
+	})
+	if got := h.sorted(); !reflect.DeepEqual(got, all[:10]) {
+		t.Errorf("kept %v, want %v", got, all[:10])
 	}
 }
 

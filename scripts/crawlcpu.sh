@@ -50,6 +50,7 @@ fi
 
 prof=()
 if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
+if [[ -n ${MEMPROFILE:-} ]]; then prof+=(--memprofile "$MEMPROFILE"); fi
 /usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
 	--seeds "$seeds" --allow-private --agent trawl-bench --server-delay 0 \
 	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \
