@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // ShuffleMarshaler is implemented by value types that encode themselves for
@@ -47,8 +48,13 @@ type Codec[V any] struct {
 	dec decFunc
 }
 
-type encFunc func(b []byte, v reflect.Value) []byte
-type decFunc func(d *decoder, v reflect.Value) error
+// encFunc appends the encoding of the value at p; decFunc decodes into
+// the zeroed value at p. Both work on the value's memory through
+// unsafe.Pointer, with field offsets and element sizes fixed when the
+// codec is built: going through reflect.Value for every field and element
+// cost about twice as much.
+type encFunc func(b []byte, p unsafe.Pointer) []byte
+type decFunc func(d *decoder, p unsafe.Pointer) error
 
 // NewCodec builds the codec of V, or says which part of V is unsupported.
 func NewCodec[V any]() (*Codec[V], error) {
@@ -64,7 +70,7 @@ func NewCodec[V any]() (*Codec[V], error) {
 
 // Append appends the encoding of *v to dst.
 func (c *Codec[V]) Append(dst []byte, v *V) []byte {
-	return c.enc(dst, reflect.ValueOf(v).Elem())
+	return c.enc(dst, unsafe.Pointer(v))
 }
 
 // Decode decodes data, which must hold exactly one encoded value, into *v.
@@ -73,7 +79,7 @@ func (c *Codec[V]) Decode(data []byte, v *V) error {
 	var zero V
 	*v = zero
 	d := decoder{b: data}
-	if err := c.dec(&d, reflect.ValueOf(v).Elem()); err != nil {
+	if err := c.dec(&d, unsafe.Pointer(v)); err != nil {
 		return fmt.Errorf("decode %v: %w", reflect.TypeFor[V](), err)
 	}
 	if d.i != len(d.b) {
@@ -107,8 +113,11 @@ type codecBuilder struct {
 
 func (b *codecBuilder) encoder(t reflect.Type, where string) (encFunc, error) {
 	if p, ok := b.enc[t]; ok {
-		// Possibly still being built (recursive type): call through.
-		return func(buf []byte, v reflect.Value) []byte { return (*p)(buf, v) }, nil
+		if *p != nil {
+			return *p, nil
+		}
+		// Still being built (a recursive type): call through.
+		return func(buf []byte, v unsafe.Pointer) []byte { return (*p)(buf, v) }, nil
 	}
 	p := new(encFunc)
 	b.enc[t] = p
@@ -124,7 +133,7 @@ func (b *codecBuilder) encoder(t reflect.Type, where string) (encFunc, error) {
 // names t's place in the codec's type for errors.
 func (b *codecBuilder) buildEncoder(t reflect.Type, where string) (encFunc, error) {
 	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
-		return encMarshaler, nil
+		return marshalerEncoder(t), nil
 	}
 	if t == timeType {
 		return encTime, nil
@@ -156,24 +165,27 @@ func isByteSlice(t reflect.Type) bool {
 	return t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType)
 }
 
-// encMarshaler encodes a ShuffleMarshaler: a uvarint length and its bytes.
-func encMarshaler(buf []byte, v reflect.Value) []byte {
-	m := v.Interface().(ShuffleMarshaler)
-	// Reserve room for a one-byte length and fix up if longer.
-	start := len(buf)
-	buf = append(buf, 0)
-	buf = m.AppendShuffle(buf)
-	n := len(buf) - start - 1
-	if n < 0x80 {
-		buf[start] = byte(n)
+// marshalerEncoder encodes a ShuffleMarshaler of type t: a uvarint length
+// and its bytes.
+func marshalerEncoder(t reflect.Type) encFunc {
+	return func(buf []byte, p unsafe.Pointer) []byte {
+		m := reflect.NewAt(t, p).Elem().Interface().(ShuffleMarshaler)
+		// Reserve room for a one-byte length and fix up if longer.
+		start := len(buf)
+		buf = append(buf, 0)
+		buf = m.AppendShuffle(buf)
+		n := len(buf) - start - 1
+		if n < 0x80 {
+			buf[start] = byte(n)
+			return buf
+		}
+		var hdr [binary.MaxVarintLen64]byte
+		h := binary.PutUvarint(hdr[:], uint64(n))
+		buf = append(buf, hdr[:h-1]...)
+		copy(buf[start+h:], buf[start+1:start+1+n])
+		copy(buf[start:], hdr[:h])
 		return buf
 	}
-	var hdr [binary.MaxVarintLen64]byte
-	h := binary.PutUvarint(hdr[:], uint64(n))
-	buf = append(buf, hdr[:h-1]...)
-	copy(buf[start+h:], buf[start+1:start+1+n])
-	copy(buf[start:], hdr[:h])
-	return buf
 }
 
 // scalarEncoder returns the encoder of a bool, number or string kind, or
@@ -182,52 +194,71 @@ func scalarEncoder(t reflect.Type) encFunc {
 	switch t.Kind() {
 	case reflect.Bool:
 		return encBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(buf []byte, v reflect.Value) []byte { return binary.AppendVarint(buf, v.Int()) }
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(buf []byte, v reflect.Value) []byte { return binary.AppendUvarint(buf, v.Uint()) }
+	case reflect.Int:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(buf, int64(*(*int)(p))) }
+	case reflect.Int8:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(buf, int64(*(*int8)(p))) }
+	case reflect.Int16:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(buf, int64(*(*int16)(p))) }
+	case reflect.Int32:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(buf, int64(*(*int32)(p))) }
+	case reflect.Int64:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendVarint(buf, *(*int64)(p)) }
+	case reflect.Uint:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, uint64(*(*uint)(p))) }
+	case reflect.Uint8:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, uint64(*(*uint8)(p))) }
+	case reflect.Uint16:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, uint64(*(*uint16)(p))) }
+	case reflect.Uint32:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, uint64(*(*uint32)(p))) }
+	case reflect.Uint64:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, *(*uint64)(p)) }
+	case reflect.Uintptr:
+		return func(buf []byte, p unsafe.Pointer) []byte { return binary.AppendUvarint(buf, uint64(*(*uintptr)(p))) }
 	case reflect.Float32:
-		return func(buf []byte, v reflect.Value) []byte {
-			return binary.LittleEndian.AppendUint32(buf, math.Float32bits(float32(v.Float())))
+		return func(buf []byte, p unsafe.Pointer) []byte {
+			return binary.LittleEndian.AppendUint32(buf, math.Float32bits(*(*float32)(p)))
 		}
 	case reflect.Float64:
-		return func(buf []byte, v reflect.Value) []byte {
-			return binary.LittleEndian.AppendUint64(buf, math.Float64bits(v.Float()))
+		return func(buf []byte, p unsafe.Pointer) []byte {
+			return binary.LittleEndian.AppendUint64(buf, math.Float64bits(*(*float64)(p)))
 		}
-	case reflect.Complex64, reflect.Complex128:
-		return encComplex
+	case reflect.Complex64:
+		return func(buf []byte, p unsafe.Pointer) []byte { return appendComplex(buf, complex128(*(*complex64)(p))) }
+	case reflect.Complex128:
+		return func(buf []byte, p unsafe.Pointer) []byte { return appendComplex(buf, *(*complex128)(p)) }
 	case reflect.String:
 		return encString
 	}
 	return nil
 }
 
-func encBool(buf []byte, v reflect.Value) []byte {
-	if v.Bool() {
+func encBool(buf []byte, p unsafe.Pointer) []byte {
+	if *(*bool)(p) {
 		return append(buf, 1)
 	}
 	return append(buf, 0)
 }
 
-func encComplex(buf []byte, v reflect.Value) []byte {
-	c := v.Complex()
+func appendComplex(buf []byte, c complex128) []byte {
 	buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(real(c)))
 	return binary.LittleEndian.AppendUint64(buf, math.Float64bits(imag(c)))
 }
 
-func encString(buf []byte, v reflect.Value) []byte {
-	s := v.String()
+func encString(buf []byte, p unsafe.Pointer) []byte {
+	s := *(*string)(p)
 	buf = binary.AppendUvarint(buf, uint64(len(s)))
 	return append(buf, s...)
 }
 
 // encBytes encodes a byte slice: 0 for nil, else its length+1 and its
 // bytes.
-func encBytes(buf []byte, v reflect.Value) []byte {
-	if v.IsNil() {
+func encBytes(buf []byte, p unsafe.Pointer) []byte {
+	s := *(*[]byte)(p)
+	if s == nil {
 		return append(buf, 0)
 	}
-	s := v.Bytes()
 	buf = binary.AppendUvarint(buf, uint64(len(s))+1)
 	return append(buf, s...)
 }
@@ -239,14 +270,17 @@ func (b *codecBuilder) sliceEncoder(t reflect.Type, where string) (encFunc, erro
 	if err != nil {
 		return nil, err
 	}
-	return func(buf []byte, v reflect.Value) []byte {
-		if v.IsNil() {
+	size := t.Elem().Size()
+	return func(buf []byte, p unsafe.Pointer) []byte {
+		s := reflect.NewAt(t, p).Elem()
+		if s.IsNil() {
 			return append(buf, 0)
 		}
-		n := v.Len()
+		n := s.Len()
 		buf = binary.AppendUvarint(buf, uint64(n)+1)
+		base := s.UnsafePointer()
 		for i := 0; i < n; i++ {
-			buf = elem(buf, v.Index(i))
+			buf = elem(buf, unsafe.Add(base, uintptr(i)*size))
 		}
 		return buf
 	}, nil
@@ -258,10 +292,10 @@ func (b *codecBuilder) arrayEncoder(t reflect.Type, where string) (encFunc, erro
 	if err != nil {
 		return nil, err
 	}
-	n := t.Len()
-	return func(buf []byte, v reflect.Value) []byte {
+	n, size := t.Len(), t.Elem().Size()
+	return func(buf []byte, p unsafe.Pointer) []byte {
 		for i := 0; i < n; i++ {
-			buf = elem(buf, v.Index(i))
+			buf = elem(buf, unsafe.Add(p, uintptr(i)*size))
 		}
 		return buf
 	}, nil
@@ -278,7 +312,8 @@ func (b *codecBuilder) mapEncoder(t reflect.Type, where string) (encFunc, error)
 	if err != nil {
 		return nil, err
 	}
-	return func(buf []byte, v reflect.Value) []byte {
+	return func(buf []byte, p unsafe.Pointer) []byte {
+		v := reflect.NewAt(t, p).Elem()
 		if v.IsNil() {
 			return append(buf, 0)
 		}
@@ -292,12 +327,17 @@ func (b *codecBuilder) mapEncoder(t reflect.Type, where string) (encFunc, error)
 		type ent struct{ k0, k1, v1 int }
 		var scratch []byte
 		ents := make([]ent, 0, n)
+		k := reflect.New(t.Key()).Elem()
+		e := reflect.New(t.Elem()).Elem()
+		kp, ep := k.Addr().UnsafePointer(), e.Addr().UnsafePointer()
 		it := v.MapRange()
 		for it.Next() {
+			k.SetIterKey(it)
+			e.SetIterValue(it)
 			k0 := len(scratch)
-			scratch = kenc(scratch, it.Key())
+			scratch = kenc(scratch, kp)
 			k1 := len(scratch)
-			scratch = venc(scratch, it.Value())
+			scratch = venc(scratch, ep)
 			ents = append(ents, ent{k0, k1, len(scratch)})
 		}
 		slices.SortFunc(ents, func(a, b ent) int {
@@ -316,17 +356,18 @@ func (b *codecBuilder) pointerEncoder(t reflect.Type, where string) (encFunc, er
 	if err != nil {
 		return nil, err
 	}
-	return func(buf []byte, v reflect.Value) []byte {
-		if v.IsNil() {
+	return func(buf []byte, p unsafe.Pointer) []byte {
+		e := *(*unsafe.Pointer)(p)
+		if e == nil {
 			return append(buf, 0)
 		}
-		return elem(append(buf, 1), v.Elem())
+		return elem(append(buf, 1), e)
 	}, nil
 }
 
 // structEncoder encodes a struct: its exported fields in order.
 func (b *codecBuilder) structEncoder(t reflect.Type, where string) (encFunc, error) {
-	var idx []int
+	var offs []uintptr
 	var encs []encFunc
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -337,24 +378,19 @@ func (b *codecBuilder) structEncoder(t reflect.Type, where string) (encFunc, err
 		if err != nil {
 			return nil, err
 		}
-		idx = append(idx, i)
+		offs = append(offs, f.Offset)
 		encs = append(encs, e)
 	}
-	return func(buf []byte, v reflect.Value) []byte {
-		for j, i := range idx {
-			buf = encs[j](buf, v.Field(i))
+	return func(buf []byte, p unsafe.Pointer) []byte {
+		for j, off := range offs {
+			buf = encs[j](buf, unsafe.Add(p, off))
 		}
 		return buf
 	}, nil
 }
 
-func encTime(buf []byte, v reflect.Value) []byte {
-	var tm time.Time
-	if v.CanAddr() {
-		tm = *(*time.Time)(v.Addr().UnsafePointer())
-	} else {
-		tm = v.Interface().(time.Time)
-	}
+func encTime(buf []byte, p unsafe.Pointer) []byte {
+	tm := *(*time.Time)(p)
 	if tm.IsZero() {
 		return append(buf, 0)
 	}
@@ -414,6 +450,15 @@ func (d *decoder) byte1() (byte, error) {
 	return c, nil
 }
 
+// complex reads a complex number: its real and imaginary float64s.
+func (d *decoder) complex() (complex128, error) {
+	s, err := d.bytes(16)
+	if err != nil {
+		return 0, err
+	}
+	return complex(math.Float64frombits(binary.LittleEndian.Uint64(s)), math.Float64frombits(binary.LittleEndian.Uint64(s[8:]))), nil
+}
+
 // count reads a nil-or-length prefix, bounding the length by the bytes
 // left (every element takes at least minSize bytes).
 func (d *decoder) count(minSize int) (n int, isNil bool, err error) {
@@ -436,7 +481,11 @@ func (d *decoder) count(minSize int) (n int, isNil bool, err error) {
 
 func (b *codecBuilder) decoder(t reflect.Type) (decFunc, error) {
 	if p, ok := b.dec[t]; ok {
-		return func(d *decoder, v reflect.Value) error { return (*p)(d, v) }, nil
+		if *p != nil {
+			return *p, nil
+		}
+		// Still being built (a recursive type): call through.
+		return func(d *decoder, v unsafe.Pointer) error { return (*p)(d, v) }, nil
 	}
 	p := new(decFunc)
 	b.dec[t] = p
@@ -449,7 +498,7 @@ func (b *codecBuilder) decoder(t reflect.Type) (decFunc, error) {
 // unsupported types.
 func (b *codecBuilder) buildDecoder(t reflect.Type) decFunc {
 	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
-		return decMarshaler
+		return marshalerDecoder(t)
 	}
 	if t == timeType {
 		return decTime
@@ -460,7 +509,7 @@ func (b *codecBuilder) buildDecoder(t reflect.Type) decFunc {
 	switch t.Kind() {
 	case reflect.Slice:
 		if isByteSlice(t) {
-			return bytesDecoder(t)
+			return decBytes
 		}
 		return b.sliceDecoder(t)
 	case reflect.Array:
@@ -472,22 +521,24 @@ func (b *codecBuilder) buildDecoder(t reflect.Type) decFunc {
 	case reflect.Struct:
 		return b.structDecoder(t)
 	}
-	return func(d *decoder, v reflect.Value) error {
+	return func(d *decoder, p unsafe.Pointer) error {
 		return fmt.Errorf("type %v is not supported", t)
 	}
 }
 
-// decMarshaler decodes a ShuffleUnmarshaler's length and bytes.
-func decMarshaler(d *decoder, v reflect.Value) error {
-	n, err := d.uvarint()
-	if err != nil {
-		return err
+// marshalerDecoder decodes a ShuffleUnmarshaler's length and bytes.
+func marshalerDecoder(t reflect.Type) decFunc {
+	return func(d *decoder, p unsafe.Pointer) error {
+		n, err := d.uvarint()
+		if err != nil {
+			return err
+		}
+		data, err := d.bytes(n)
+		if err != nil {
+			return err
+		}
+		return reflect.NewAt(t, p).Interface().(ShuffleUnmarshaler).UnmarshalShuffle(data)
 	}
-	data, err := d.bytes(n)
-	if err != nil {
-		return err
-	}
-	return v.Addr().Interface().(ShuffleUnmarshaler).UnmarshalShuffle(data)
 }
 
 // scalarDecoder returns the decoder of a bool, number or string kind, or
@@ -496,23 +547,51 @@ func scalarDecoder(t reflect.Type) decFunc {
 	switch t.Kind() {
 	case reflect.Bool:
 		return decBool
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return decInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return decUint
+	case reflect.Int:
+		return intDecoder(t, func(p unsafe.Pointer, x int64) { *(*int)(p) = int(x) })
+	case reflect.Int8:
+		return intDecoder(t, func(p unsafe.Pointer, x int64) { *(*int8)(p) = int8(x) })
+	case reflect.Int16:
+		return intDecoder(t, func(p unsafe.Pointer, x int64) { *(*int16)(p) = int16(x) })
+	case reflect.Int32:
+		return intDecoder(t, func(p unsafe.Pointer, x int64) { *(*int32)(p) = int32(x) })
+	case reflect.Int64:
+		return intDecoder(t, func(p unsafe.Pointer, x int64) { *(*int64)(p) = x })
+	case reflect.Uint:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uint)(p) = uint(x) })
+	case reflect.Uint8:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uint8)(p) = uint8(x) })
+	case reflect.Uint16:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uint16)(p) = uint16(x) })
+	case reflect.Uint32:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uint32)(p) = uint32(x) })
+	case reflect.Uint64:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uint64)(p) = x })
+	case reflect.Uintptr:
+		return uintDecoder(t, func(p unsafe.Pointer, x uint64) { *(*uintptr)(p) = uintptr(x) })
 	case reflect.Float32:
 		return decFloat32
 	case reflect.Float64:
 		return decFloat64
-	case reflect.Complex64, reflect.Complex128:
-		return decComplex
+	case reflect.Complex64:
+		return func(d *decoder, p unsafe.Pointer) error {
+			c, err := d.complex()
+			*(*complex64)(p) = complex64(c)
+			return err
+		}
+	case reflect.Complex128:
+		return func(d *decoder, p unsafe.Pointer) error {
+			c, err := d.complex()
+			*(*complex128)(p) = c
+			return err
+		}
 	case reflect.String:
 		return decString
 	}
 	return nil
 }
 
-func decBool(d *decoder, v reflect.Value) error {
+func decBool(d *decoder, p unsafe.Pointer) error {
 	c, err := d.byte1()
 	if err != nil {
 		return err
@@ -520,62 +599,58 @@ func decBool(d *decoder, v reflect.Value) error {
 	if c > 1 {
 		return fmt.Errorf("bad bool byte %d", c)
 	}
-	v.SetBool(c == 1)
+	*(*bool)(p) = c == 1
 	return nil
 }
 
-func decInt(d *decoder, v reflect.Value) error {
-	x, err := d.varint()
-	if err != nil {
-		return err
-	}
-	if v.OverflowInt(x) {
-		return fmt.Errorf("%d overflows %v", x, v.Type())
-	}
-	v.SetInt(x)
-	return nil
+// intDecoder decodes a signed integer of type t, stored by set once it is
+// known to fit.
+func intDecoder(t reflect.Type, set func(unsafe.Pointer, int64)) decFunc {
+	return fitDecoder(t, (*decoder).varint, set)
 }
 
-func decUint(d *decoder, v reflect.Value) error {
-	x, err := d.uvarint()
-	if err != nil {
-		return err
-	}
-	if v.OverflowUint(x) {
-		return fmt.Errorf("%d overflows %v", x, v.Type())
-	}
-	v.SetUint(x)
-	return nil
+// uintDecoder decodes an unsigned integer of type t, stored by set once it
+// is known to fit.
+func uintDecoder(t reflect.Type, set func(unsafe.Pointer, uint64)) decFunc {
+	return fitDecoder(t, (*decoder).uvarint, set)
 }
 
-func decFloat32(d *decoder, v reflect.Value) error {
+// fitDecoder decodes an integer of type t with read and stores it with set
+// if it fits in t's bits.
+func fitDecoder[X int64 | uint64](t reflect.Type, read func(*decoder) (X, error), set func(unsafe.Pointer, X)) decFunc {
+	bits := t.Bits()
+	return func(d *decoder, p unsafe.Pointer) error {
+		x, err := read(d)
+		if err != nil {
+			return err
+		}
+		if trunc := (x << (64 - bits)) >> (64 - bits); x != trunc {
+			return fmt.Errorf("%d overflows %v", x, t)
+		}
+		set(p, x)
+		return nil
+	}
+}
+
+func decFloat32(d *decoder, p unsafe.Pointer) error {
 	s, err := d.bytes(4)
 	if err != nil {
 		return err
 	}
-	v.SetFloat(float64(math.Float32frombits(binary.LittleEndian.Uint32(s))))
+	*(*float32)(p) = math.Float32frombits(binary.LittleEndian.Uint32(s))
 	return nil
 }
 
-func decFloat64(d *decoder, v reflect.Value) error {
+func decFloat64(d *decoder, p unsafe.Pointer) error {
 	s, err := d.bytes(8)
 	if err != nil {
 		return err
 	}
-	v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(s)))
+	*(*float64)(p) = math.Float64frombits(binary.LittleEndian.Uint64(s))
 	return nil
 }
 
-func decComplex(d *decoder, v reflect.Value) error {
-	s, err := d.bytes(16)
-	if err != nil {
-		return err
-	}
-	v.SetComplex(complex(math.Float64frombits(binary.LittleEndian.Uint64(s)), math.Float64frombits(binary.LittleEndian.Uint64(s[8:]))))
-	return nil
-}
-
-func decString(d *decoder, v reflect.Value) error {
+func decString(d *decoder, p unsafe.Pointer) error {
 	n, err := d.uvarint()
 	if err != nil {
 		return err
@@ -584,57 +659,55 @@ func decString(d *decoder, v reflect.Value) error {
 	if err != nil {
 		return err
 	}
-	v.SetString(string(s))
+	*(*string)(p) = string(s)
 	return nil
 }
 
-// bytesDecoder decodes a byte slice of type t into a copy of its bytes.
-func bytesDecoder(t reflect.Type) decFunc {
-	return func(d *decoder, v reflect.Value) error {
-		n, isNil, err := d.count(1)
-		if err != nil || isNil {
-			return err
-		}
-		s, err := d.bytes(uint64(n))
-		if err != nil {
-			return err
-		}
-		cp := reflect.MakeSlice(t, n, n)
-		copy(cp.Bytes(), s)
-		v.Set(cp)
-		return nil
+// decBytes decodes a byte slice into a copy of its bytes.
+func decBytes(d *decoder, p unsafe.Pointer) error {
+	n, isNil, err := d.count(1)
+	if err != nil || isNil {
+		return err
 	}
+	s, err := d.bytes(uint64(n))
+	if err != nil {
+		return err
+	}
+	*(*[]byte)(p) = append(make([]byte, 0, n), s...)
+	return nil
 }
 
 func (b *codecBuilder) sliceDecoder(t reflect.Type) decFunc {
 	elem, _ := b.decoder(t.Elem())
-	return func(d *decoder, v reflect.Value) error {
+	size := t.Elem().Size()
+	return func(d *decoder, p unsafe.Pointer) error {
 		n, isNil, err := d.count(0)
 		if err != nil || isNil {
 			return err
 		}
-		if n > len(d.b)-d.i && t.Elem().Size() > 0 {
+		if n > len(d.b)-d.i && size > 0 {
 			// Every element takes at least one byte unless it is of
 			// zero size.
 			return fmt.Errorf("length %d exceeds the %d bytes left", n, len(d.b)-d.i)
 		}
 		s := reflect.MakeSlice(t, n, n)
+		base := s.UnsafePointer()
 		for i := 0; i < n; i++ {
-			if err := elem(d, s.Index(i)); err != nil {
+			if err := elem(d, unsafe.Add(base, uintptr(i)*size)); err != nil {
 				return err
 			}
 		}
-		v.Set(s)
+		reflect.NewAt(t, p).Elem().Set(s)
 		return nil
 	}
 }
 
 func (b *codecBuilder) arrayDecoder(t reflect.Type) decFunc {
 	elem, _ := b.decoder(t.Elem())
-	n := t.Len()
-	return func(d *decoder, v reflect.Value) error {
+	n, size := t.Len(), t.Elem().Size()
+	return func(d *decoder, p unsafe.Pointer) error {
 		for i := 0; i < n; i++ {
-			if err := elem(d, v.Index(i)); err != nil {
+			if err := elem(d, unsafe.Add(p, uintptr(i)*size)); err != nil {
 				return err
 			}
 		}
@@ -645,7 +718,7 @@ func (b *codecBuilder) arrayDecoder(t reflect.Type) decFunc {
 func (b *codecBuilder) mapDecoder(t reflect.Type) decFunc {
 	kdec, _ := b.decoder(t.Key())
 	vdec, _ := b.decoder(t.Elem())
-	return func(d *decoder, v reflect.Value) error {
+	return func(d *decoder, p unsafe.Pointer) error {
 		n, isNil, err := d.count(1)
 		if err != nil || isNil {
 			return err
@@ -653,39 +726,41 @@ func (b *codecBuilder) mapDecoder(t reflect.Type) decFunc {
 		m := reflect.MakeMapWithSize(t, n)
 		k := reflect.New(t.Key()).Elem()
 		e := reflect.New(t.Elem()).Elem()
+		kp, ep := k.Addr().UnsafePointer(), e.Addr().UnsafePointer()
 		for i := 0; i < n; i++ {
 			k.SetZero()
 			e.SetZero()
-			if err := kdec(d, k); err != nil {
+			if err := kdec(d, kp); err != nil {
 				return err
 			}
-			if err := vdec(d, e); err != nil {
+			if err := vdec(d, ep); err != nil {
 				return err
 			}
 			m.SetMapIndex(k, e)
 		}
-		v.Set(m)
+		reflect.NewAt(t, p).Elem().Set(m)
 		return nil
 	}
 }
 
 func (b *codecBuilder) pointerDecoder(t reflect.Type) decFunc {
 	elem, _ := b.decoder(t.Elem())
-	return func(d *decoder, v reflect.Value) error {
+	et := t.Elem()
+	return func(d *decoder, p unsafe.Pointer) error {
 		c, err := d.byte1()
 		if err != nil {
 			return err
 		}
 		switch c {
 		case 0:
-			v.SetZero()
+			*(*unsafe.Pointer)(p) = nil
 			return nil
 		case 1:
-			p := reflect.New(t.Elem())
-			if err := elem(d, p.Elem()); err != nil {
+			e := reflect.New(et).UnsafePointer()
+			if err := elem(d, e); err != nil {
 				return err
 			}
-			v.Set(p)
+			*(*unsafe.Pointer)(p) = e
 			return nil
 		}
 		return fmt.Errorf("bad pointer flag %d", c)
@@ -693,7 +768,8 @@ func (b *codecBuilder) pointerDecoder(t reflect.Type) decFunc {
 }
 
 func (b *codecBuilder) structDecoder(t reflect.Type) decFunc {
-	var idx []int
+	var offs []uintptr
+	var names []string
 	var decs []decFunc
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -701,20 +777,21 @@ func (b *codecBuilder) structDecoder(t reflect.Type) decFunc {
 			continue
 		}
 		dd, _ := b.decoder(f.Type)
-		idx = append(idx, i)
+		offs = append(offs, f.Offset)
+		names = append(names, f.Name)
 		decs = append(decs, dd)
 	}
-	return func(d *decoder, v reflect.Value) error {
-		for j, i := range idx {
-			if err := decs[j](d, v.Field(i)); err != nil {
-				return fmt.Errorf("%s: %w", t.Field(i).Name, err)
+	return func(d *decoder, p unsafe.Pointer) error {
+		for j, off := range offs {
+			if err := decs[j](d, unsafe.Add(p, off)); err != nil {
+				return fmt.Errorf("%s: %w", names[j], err)
 			}
 		}
 		return nil
 	}
 }
 
-func decTime(d *decoder, v reflect.Value) error {
+func decTime(d *decoder, p unsafe.Pointer) error {
 	c, err := d.byte1()
 	if err != nil {
 		return err
@@ -744,10 +821,6 @@ func decTime(d *decoder, v reflect.Value) error {
 	default:
 		return fmt.Errorf("bad time flag %d", c)
 	}
-	if v.CanAddr() {
-		*(*time.Time)(v.Addr().UnsafePointer()) = tm
-	} else {
-		v.Set(reflect.ValueOf(tm))
-	}
+	*(*time.Time)(p) = tm
 	return nil
 }
