@@ -16,6 +16,11 @@
 // comparison of every value and copies of the page's least and greatest
 // values (in a 5-round crawl of 20,000 pages, 10 MiB of peak memory).
 //
+// Rows are read by a columnar decoder compiled per file from T and the
+// file's schema, which fills each row straight from its columns' values
+// and reads only T's columns; a T or file of a shape it does not take is
+// read through parquet-go's GenericReader (see columnar.go).
+//
 // Reading never panics: parquet-go can panic on corrupt input, and every
 // call into it here recovers and returns an error that names the file. A
 // file's footer is checked before parquet-go decodes it, so that a corrupt
