@@ -365,6 +365,9 @@ func setterOf(node parquet.Node, t reflect.Type) (setter, error) {
 			return func(p unsafe.Pointer, v *parquet.Value, _ *string) { *(*float32)(p) = float32(v.Double()) }, nil
 		}
 	case parquet.ByteArray:
+		if !plainBytes(node) {
+			return nil, errNoPlan // JSON, BSON and the like: parquet-go converts them
+		}
 		switch t.Kind() {
 		case reflect.String:
 			// A string equal to the column's last one is shared: dictionary
@@ -383,6 +386,20 @@ func setterOf(node parquet.Node, t reflect.Type) (setter, error) {
 		}
 	}
 	return nil, errNoPlan
+}
+
+// plainBytes reports whether a byte array leaf holds bytes or text as they
+// are: no logical type, or STRING or ENUM.
+func plainBytes(node parquet.Node) bool {
+	lt := node.Type().LogicalType()
+	if lt == nil || lt.Value == nil {
+		return true
+	}
+	switch lt.Value.(type) {
+	case *format.StringType, *format.EnumType:
+		return true
+	}
+	return false
 }
 
 // intSetter returns the setter of an integer column into a field of

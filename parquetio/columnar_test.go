@@ -262,6 +262,35 @@ func TestColumnarProjection(t *testing.T) {
 	}
 }
 
+// TestColumnarLeavesConvertedColumns: a byte array column with a logical
+// type parquet-go converts on reading (JSON here) gets no columnar plan,
+// and reads as parquet-go reads it.
+func TestColumnarLeavesConvertedColumns(t *testing.T) {
+	type withJSON struct {
+		S string `parquet:"s"`
+		J string `parquet:"j,json"`
+	}
+	rows := []withJSON{{S: "a", J: "plain"}, {S: "b", J: `with "quotes"`}, {}}
+	r, err := parquetio.Open[withJSON](bytesFile{bytes.NewReader(parquetBytes(t, rows))}, "json.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if parquetio.HasColumnarPlan(r) {
+		t.Fatal("a JSON column got a columnar plan")
+	}
+	var got []withJSON
+	for row, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, row)
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Fatalf("read %q, want %q", got, rows)
+	}
+}
+
 // TestColumnarStopsEarly: breaking out of the loop in the middle of a row
 // group, or of a batch, stops reading and leaves the reader closable.
 func TestColumnarStopsEarly(t *testing.T) {
