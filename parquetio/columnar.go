@@ -441,8 +441,16 @@ type cursor struct {
 	done  bool
 }
 
-// cursorBatch is how many values a cursor reads at a time.
-const cursorBatch = 256
+// cursorBatch is how many values a cursor reads at a time. The values of
+// a byte array column point into their pages, which stay in memory until
+// the values are used: 64 bodies of a megabyte each are 64 MiB.
+const cursorBatch = 64
+
+// columnarBatch is how many rows the columnar decoder decodes between
+// yields: rows hold copies of their byte arrays, so a batch of large pages
+// is as large as its rows (BatchSize rows of megabyte bodies would be a
+// gigabyte), and decoding fewer at a time costs nothing measurable.
+const columnarBatch = 64
 
 // fill reads more values, keeping the unread ones; it reports false at
 // the end of the column chunk.

@@ -575,8 +575,9 @@ func (r *Reader[T]) RowGroupBytes(i int) int64 {
 
 // Rows iterates over the rows of row groups [start, end). Reading stops at
 // the first error, which is yielded with a zero T; errors name the file.
-// Rows are read in batches of BatchSize (or of the row group's size, if
-// smaller); each yielded T is the caller's.
+// Rows are read in batches (64 rows with the columnar decoder; BatchSize,
+// or the row group's size if smaller, with parquet-go's reader); each
+// yielded T is the caller's.
 func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var zero T
@@ -651,7 +652,7 @@ func (r *Reader[T]) Rows(start, end int) iter.Seq2[T, error] {
 // caller's loop is not taken for a corrupt file.
 func (r *Reader[T]) columnarRows(start, end int, yield func(T, error) bool) {
 	var zero T
-	buf := make([]T, BatchSize)
+	buf := make([]T, columnarBatch)
 	for g := start; g < end; g++ {
 		var d *rowGroupDecoder
 		if err := r.guard(g, func() error {
