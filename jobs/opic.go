@@ -127,16 +127,20 @@ func (h *inlinkHeap) sorted() []inlink {
 	if len(h.items) == 0 {
 		return nil
 	}
-	slices.SortFunc(h.items, func(a, b inlink) int {
-		switch {
-		case inlinkLess(b, a):
-			return -1
-		case inlinkLess(a, b):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(h.items, moreValuableFirst)
 	return h.items
+}
+
+// moreValuableFirst orders inlinks most valuable first (the reverse of
+// inlinkLess), for slices.SortFunc.
+func moreValuableFirst(a, b inlink) int {
+	switch {
+	case inlinkLess(b, a):
+		return -1
+	case inlinkLess(a, b):
+		return 1
+	}
+	return 0
 }
 
 // sumCash sums the kept inlinks' cash deterministically: in float64, in the

@@ -123,15 +123,7 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 		all = append(all, l)
 		h.add(l.from, l.cash)
 	}
-	slices.SortFunc(all, func(a, b inlink) int {
-		if inlinkLess(b, a) {
-			return -1
-		}
-		if inlinkLess(a, b) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(all, moreValuableFirst)
 	if got := h.sorted(); !reflect.DeepEqual(got, all[:10]) {
 		t.Errorf("kept %v, want %v", got, all[:10])
 	}

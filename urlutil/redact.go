@@ -116,22 +116,19 @@ func authorityAt(s string, i int) (start, end int, ok bool) {
 // one ("h\ttp://"): it returns the index of the ':' and the scheme in
 // lower case without them, or -1.
 func looseSchemeEnd(s string) (int, string) {
-	var b []byte
-	n := 0 // scheme bytes so far
+	var b []byte // the scheme so far, in lower case
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c == '\t' || c == '\n' || c == '\r':
-			if n == 0 {
+			if len(b) == 0 {
 				return -1, ""
 			}
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z',
-			n > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', len(b) > 0 && isSchemeByte(c):
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
 			b = append(b, c)
-			n++
-		case n > 0 && c == ':':
+		case len(b) > 0 && c == ':':
 			return i, string(b)
 		default:
 			return -1, ""
