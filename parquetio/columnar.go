@@ -156,7 +156,7 @@ func (p *colPlan) addStruct(t reflect.Type, file *parquet.Schema, path []string,
 // name (LIST) { repeated group list { required element } }.
 func (p *colPlan) listOf(file *parquet.Schema, fp []string, ft reflect.Type, off uintptr, depthDef int) (groupPlan, error) {
 	node, ok := nodeAt(file, fp)
-	if !ok || node.Leaf() || !node.Required() || !isLogical(node, "LIST") {
+	if !ok || node.Leaf() || !node.Required() || !isList(node) {
 		return groupPlan{}, errNoPlan
 	}
 	lp := append(append([]string(nil), fp...), "list")
@@ -210,7 +210,7 @@ func (p *colPlan) listOf(file *parquet.Schema, fp []string, ft reflect.Type, off
 // name (MAP) { repeated group key_value { required key; value } }.
 func (p *colPlan) mapOf(file *parquet.Schema, fp []string, ft reflect.Type, off uintptr, depthDef int) (groupPlan, error) {
 	node, ok := nodeAt(file, fp)
-	if !ok || node.Leaf() || !node.Required() || !isLogical(node, "MAP") {
+	if !ok || node.Leaf() || !node.Required() || !isMap(node) {
 		return groupPlan{}, errNoPlan
 	}
 	kvp := append(append([]string(nil), fp...), "key_value")
@@ -274,19 +274,18 @@ func nodeAt(file *parquet.Schema, path []string) (parquet.Node, bool) {
 	return n, true
 }
 
-// isLogical reports whether node's logical type is LIST or MAP (kind).
-func isLogical(node parquet.Node, kind string) bool {
+// isList and isMap report whether node's logical type is LIST or MAP.
+func isList(node parquet.Node) bool { return logicalIs[*format.ListType](node) }
+func isMap(node parquet.Node) bool  { return logicalIs[*format.MapType](node) }
+
+// logicalIs reports whether node's logical type is a T.
+func logicalIs[T format.LogicalTypeValue](node parquet.Node) bool {
 	lt := node.Type().LogicalType()
 	if lt == nil {
 		return false
 	}
-	switch lt.Value.(type) {
-	case *format.ListType:
-		return kind == "LIST"
-	case *format.MapType:
-		return kind == "MAP"
-	}
-	return false
+	_, ok := lt.Value.(T)
+	return ok
 }
 
 // timestampUnit returns the unit of a TIMESTAMP leaf in nanoseconds.
@@ -492,8 +491,8 @@ func (c *cursor) fill() (bool, error) {
 	}
 }
 
-// next returns the next value of the column.
-func (c *cursor) next() (*parquet.Value, error) {
+// peek returns the next value of the column without taking it.
+func (c *cursor) peek() (*parquet.Value, error) {
 	if c.i == len(c.buf) {
 		ok, err := c.fill()
 		if err != nil {
@@ -503,9 +502,16 @@ func (c *cursor) next() (*parquet.Value, error) {
 			return nil, fmt.Errorf("column %s ends before the row group does", c.name)
 		}
 	}
-	v := &c.buf[c.i]
-	c.i++
-	return v, nil
+	return &c.buf[c.i], nil
+}
+
+// next returns the next value of the column.
+func (c *cursor) next() (*parquet.Value, error) {
+	v, err := c.peek()
+	if err == nil {
+		c.i++
+	}
+	return v, err
 }
 
 // repeats counts the values after the next one that continue its row
@@ -596,14 +602,10 @@ func (d *rowGroupDecoder) decode(p unsafe.Pointer) error {
 // decodeGroup fills the list or map at p.
 func (d *rowGroupDecoder) decodeGroup(g *groupPlan, p unsafe.Pointer) error {
 	first := &d.cursors[g.elem[0].cursor]
-	if first.i == len(first.buf) {
-		if ok, err := first.fill(); err != nil {
-			return err
-		} else if !ok {
-			return fmt.Errorf("column %s ends before the row group does", first.name)
-		}
+	v0, err := first.peek()
+	if err != nil {
+		return err
 	}
-	v0 := &first.buf[first.i]
 	if v0.RepetitionLevel() != 0 {
 		return fmt.Errorf("column %s: a row starts with a repeated value", first.name)
 	}
