@@ -22,6 +22,9 @@ import (
 // spoolMemory is the in-memory part of a column chunk's page buffer.
 const spoolMemory = 64 << 10
 
+// spoolMinGrow is the least a page buffer's in-memory part grows by.
+const spoolMinGrow = 4 << 10
+
 // spoolPool is the parquet.BufferPool of one Writer's page buffers.
 type spoolPool struct {
 	dir string // where spill files go; "" means os.TempDir()
@@ -83,8 +86,13 @@ func (b *spoolBuffer) Write(p []byte) (int, error) {
 	n := 0
 	if room := spoolMemory - len(b.mem); room > 0 {
 		k := min(room, len(p))
-		if b.mem == nil {
-			b.mem = make([]byte, 0, spoolMemory)
+		if cap(b.mem)-len(b.mem) < k {
+			// Grown as written, not sized up front: most column chunks
+			// of a small file, and many of a large one, are a few
+			// hundred bytes, and a writer has a buffer per column.
+			m := make([]byte, len(b.mem), min(spoolMemory, max(2*cap(b.mem), len(b.mem)+k, spoolMinGrow)))
+			copy(m, b.mem)
+			b.mem = m
 		}
 		b.mem = append(b.mem, p[:k]...)
 		n, p = k, p[k:]

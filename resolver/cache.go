@@ -31,7 +31,7 @@ type cache struct {
 }
 
 func newCache(capacity int) *cache {
-	c := &cache{capacity: capacity, m: make(map[string]*entry, min(capacity, 1<<16))}
+	c := &cache{capacity: capacity, m: make(map[string]*entry)}
 	c.root.next, c.root.prev = &c.root, &c.root
 	return c
 }
