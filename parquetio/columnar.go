@@ -541,6 +541,7 @@ func (c *cursor) repeats() (int, error) {
 type rowGroupDecoder struct {
 	plan    *colPlan
 	cursors []cursor
+	entry   [2]string // decodeStringMap's key and value
 }
 
 // newRowGroupDecoder opens the columns of g that plan reads.
@@ -620,9 +621,8 @@ func (d *rowGroupDecoder) decodeGroup(g *groupPlan, p unsafe.Pointer) error {
 	if g.isMap {
 		return d.decodeMap(g, p, n)
 	}
-	s := reflect.MakeSlice(g.typ, n, n)
-	base := s.UnsafePointer()
-	reflect.NewAt(g.typ, p).Elem().Set(s)
+	base := reflect.MakeSlice(g.typ, n, n).UnsafePointer()
+	*(*sliceHeader)(p) = sliceHeader{data: base, len: n, cap: n}
 	if n == 0 {
 		return d.skipEmpty(g)
 	}
@@ -661,16 +661,45 @@ func (d *rowGroupDecoder) skipEmpty(g *groupPlan) error {
 	return nil
 }
 
+// sliceHeader is the memory layout of a slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+var stringMapType = reflect.TypeFor[map[string]string]()
+
 // decodeMap fills the map at p with n entries.
 func (d *rowGroupDecoder) decodeMap(g *groupPlan, p unsafe.Pointer, n int) error {
+	if g.typ == stringMapType {
+		// Metadata and headers: no reflection. The setters write
+		// through d.entry, not a local pair, which would escape to the
+		// heap: a setter is an indirect call.
+		m := make(map[string]string, n)
+		*(*map[string]string)(p) = m
+		return d.mapEntries(g, n, unsafe.Pointer(&d.entry[0]), unsafe.Pointer(&d.entry[1]), func() {
+			m[d.entry[0]] = d.entry[1]
+			d.entry = [2]string{}
+		})
+	}
 	m := reflect.MakeMapWithSize(g.typ, n)
-	reflect.NewAt(g.typ, p).Elem().Set(m)
+	*(*unsafe.Pointer)(p) = m.UnsafePointer()
+	key := reflect.New(g.typ.Key()).Elem()
+	val := reflect.New(g.typ.Elem()).Elem()
+	return d.mapEntries(g, n, key.Addr().UnsafePointer(), val.Addr().UnsafePointer(), func() {
+		m.SetMapIndex(key, val)
+		key.SetZero()
+		val.SetZero()
+	})
+}
+
+// mapEntries reads the n entries of map g: each key into key and value (if
+// not null) into val, then put, which stores them and zeroes both.
+func (d *rowGroupDecoder) mapEntries(g *groupPlan, n int, key, val unsafe.Pointer, put func()) error {
 	if n == 0 {
 		return d.skipEmpty(g)
 	}
 	kc, vc := &d.cursors[g.elem[0].cursor], &d.cursors[g.elem[1].cursor]
-	key := reflect.New(g.typ.Key()).Elem()
-	val := reflect.New(g.typ.Elem()).Elem()
 	for j := 0; j < n; j++ {
 		kv, err := kc.next()
 		if err != nil {
@@ -683,13 +712,11 @@ func (d *rowGroupDecoder) decodeMap(g *groupPlan, p unsafe.Pointer, n int) error
 		if (j == 0) != (kv.RepetitionLevel() == 0) || (j == 0) != (vv.RepetitionLevel() == 0) || vv.DefinitionLevel() < g.repDef {
 			return fmt.Errorf("column %s: its levels disagree with %s's", vc.name, kc.name)
 		}
-		key.SetZero()
-		val.SetZero()
-		g.elem[0].set(key.Addr().UnsafePointer(), kv, &kc.last)
+		g.elem[0].set(key, kv, &kc.last)
 		if vv.DefinitionLevel() == g.elem[1].maxDef {
-			g.elem[1].set(val.Addr().UnsafePointer(), vv, &vc.last)
+			g.elem[1].set(val, vv, &vc.last)
 		}
-		m.SetMapIndex(key, val)
+		put()
 	}
 	return nil
 }
