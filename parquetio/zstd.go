@@ -23,18 +23,30 @@ const zstdWindow = 1 << 20
 // pages compress to an empty frame) with a window of zstdWindow. It writes
 // standard zstd frames that any reader decodes.
 type zstdCodec struct {
-	level    zstd.EncoderLevel
-	encoders sync.Pool // *zstd.Encoder
-	decoder  pqzstd.Codec
+	level   zstd.EncoderLevel
+	decoder pqzstd.Codec
+
+	mu   sync.Mutex
+	idle []*zstd.Encoder // at most maxIdleEncoders, for reuse
 }
+
+// maxIdleEncoders is how many idle encoders a codec keeps. They are kept
+// in a list of their own, not a sync.Pool, because a garbage collection
+// empties a sync.Pool: a crawl collects about a hundred times, and every
+// collection cost the writers a new encoder per concurrent compression
+// (a megabyte of history and tables to allocate and clear each). A
+// compression holds an encoder only while it runs, so a few cover the
+// writers of a process's tasks; more at once get new encoders, dropped
+// after use.
+const maxIdleEncoders = 4
 
 func newZstdCodec(level zstd.EncoderLevel) *zstdCodec {
 	return &zstdCodec{level: level, decoder: pqzstd.Codec{Level: level}}
 }
 
 // The codecs the writers share, one per level, so that an encoder (about
-// a megabyte of tables and history to build) serves every file written
-// until a garbage collection empties the pool, not one file.
+// a megabyte of tables and history to build) serves every file written,
+// not one file.
 var (
 	zstdDefaultCodec = newZstdCodec(zstd.SpeedDefault)
 	zstdFastestCodec = newZstdCodec(zstd.SpeedFastest)
@@ -48,7 +60,7 @@ func (c *zstdCodec) CompressionCodec() format.CompressionCodec { return format.Z
 
 // Encode compresses src into dst (reallocated when too small).
 func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
-	e, _ := c.encoders.Get().(*zstd.Encoder)
+	e := c.take()
 	if e == nil {
 		var err error
 		e, err = zstd.NewWriter(nil,
@@ -63,8 +75,31 @@ func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
 		}
 	}
 	out := e.EncodeAll(src, dst[:0])
-	c.encoders.Put(e)
+	c.give(e)
 	return out, nil
+}
+
+// take returns an idle encoder, or nil if there is none.
+func (c *zstdCodec) take() *zstd.Encoder {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.idle)
+	if n == 0 {
+		return nil
+	}
+	e := c.idle[n-1]
+	c.idle[n-1] = nil
+	c.idle = c.idle[:n-1]
+	return e
+}
+
+// give keeps e for reuse, unless maxIdleEncoders are kept already.
+func (c *zstdCodec) give(e *zstd.Encoder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.idle) < maxIdleEncoders {
+		c.idle = append(c.idle, e)
+	}
 }
 
 // Decode decompresses src into dst (reallocated when too small).

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 
 	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
@@ -79,5 +81,47 @@ func BenchmarkZstdEncode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestZstdCodecKeepsEncoders checks that an encoder outlives garbage
+// collections (a sync.Pool would drop it) and that at most
+// maxIdleEncoders are kept when more compressions ran at once.
+func TestZstdCodecKeepsEncoders(t *testing.T) {
+	c := newZstdCodec(pqzstd.SpeedFastest)
+	src := pageLike(64<<10, 1)
+	if _, err := c.Encode(nil, src); err != nil {
+		t.Fatal(err)
+	}
+	first := c.take()
+	if first == nil {
+		t.Fatal("no idle encoder after a compression")
+	}
+	c.give(first)
+	runtime.GC()
+	runtime.GC()
+	if _, err := c.Encode(nil, src); err != nil {
+		t.Fatal(err)
+	}
+	if e := c.take(); e != first {
+		t.Fatal("the encoder was not reused after garbage collections")
+	}
+
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 3 * maxIdleEncoders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := c.Encode(nil, src); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if n := len(c.idle); n < 1 || n > maxIdleEncoders {
+		t.Fatalf("%d idle encoders kept, want 1 to %d", n, maxIdleEncoders)
 	}
 }
