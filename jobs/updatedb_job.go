@@ -207,9 +207,11 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 			emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.FromURL, Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
 			return nil
 		}
-		url := p.URL
-		p.URL, p.Anchor = "", "" // not used here: keep the shuffle small
-		emit(url, dbValue{Kind: kindParse, Parse: &p})
+		// A copy goes into the shuffle, so that only these rows, not the
+		// links, are moved to the heap.
+		sig := p
+		sig.URL, sig.Anchor = "", "" // not used here: keep the shuffle small
+		emit(p.URL, dbValue{Kind: kindParse, Parse: &sig})
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
