@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Crawl CPU per page: serves a synthetic web from a separate trawl process,
 # crawls it with another, and prints the crawl process's CPU time (user +
-# sys, from /usr/bin/time -v) per page fetched, its peak RSS and the bytes
-# of the segments' content. The server's CPU is not counted.
+# sys, from /usr/bin/time -v) per page fetched, its peak RSS, the bytes
+# of the segments' content, and the Go heap it allocated and the garbage
+# collections that took (from GODEBUG=gctrace=1, whose lines go to the
+# crawl's stderr, OUT_DIR/crawl.err). The server's CPU is not counted.
 #
 # Usage: scripts/crawlcpu.sh [TRAWL_BINARY [OUT_DIR [-- EXTRA CRAWL FLAGS]]]
 #
@@ -51,7 +53,7 @@ fi
 prof=()
 if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
 if [[ -n ${MEMPROFILE:-} ]]; then prof+=(--memprofile "$MEMPROFILE"); fi
-/usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
+GODEBUG=${GODEBUG:+$GODEBUG,}gctrace=1 /usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
 	--seeds "$seeds" --allow-private --agent trawl-bench --server-delay 0 \
 	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \
 	--now 2026-01-01T00:00:00Z --clock-url "http://$httpaddr/_simweb/clock" "$@" >"$out/crawl.out" 2>"$out/crawl.err"
@@ -67,11 +69,20 @@ rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/time.txt")
 wall=$(awk -F': ' '/Elapsed \(wall/ {print $2}' "$out/time.txt")
 fetched=$(awk '$1 == "fetched" {n += $2} END {print n + 0}' "$out/crawl.out")
 content=$(du -sb "$out"/crawl/segments/*/content 2>/dev/null | awk '{n += $1} END {print n + 0}')
-awk -v u="$user" -v s="$sys" -v n="$fetched" -v r="$rss" -v w="$wall" -v c="$content" 'BEGIN {
+# The Go heap allocated over the crawl, from the collector's trace: the heap
+# at each collection's start less the live heap the one before left.
+gcs=$(awk '/^gc [0-9]+ @/ {
+	for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+->[0-9]+->[0-9]+$/) {
+		split($i, h, "->"); if (n > 0) a += h[1] - live; live = h[3]; n++
+	}
+} END {printf "%d %d", n, a}' "$out/crawl.err")
+awk -v u="$user" -v s="$sys" -v n="$fetched" -v r="$rss" -v w="$wall" -v c="$content" -v g="$gcs" 'BEGIN {
+	split(g, gc, " ")
 	printf "pages fetched   %d\n", n
 	printf "cpu user+sys    %.2f s (user %.2f, sys %.2f); wall %s\n", u + s, u, s, w
 	printf "cpu per page    %.0f us\n", (u + s) * 1e6 / (n > 0 ? n : 1)
 	printf "peak RSS        %.0f MiB\n", r / 1024
 	printf "content bytes   %d (%.0f per page)\n", c, c / (n > 0 ? n : 1)
+	printf "heap allocated  about %d MB in %d collections\n", gc[2], gc[1]
 }'
 echo "load average    $(cut -d' ' -f1-3 /proc/loadavg)"
