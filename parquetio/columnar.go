@@ -110,7 +110,7 @@ func (p *colPlan) addStruct(t reflect.Type, file *parquet.Schema, path []string,
 		if !ok {
 			continue
 		}
-		fp := append(append([]string(nil), path...), name)
+		fp := childPath(path, name)
 		off := base + f.Offset
 		ft := f.Type
 		switch {
@@ -159,12 +159,12 @@ func (p *colPlan) listOf(file *parquet.Schema, fp []string, ft reflect.Type, off
 	if !ok || node.Leaf() || !node.Required() || !isList(node) {
 		return groupPlan{}, errNoPlan
 	}
-	lp := append(append([]string(nil), fp...), "list")
+	lp := childPath(fp, "list")
 	ln, ok := nodeAt(file, lp)
 	if !ok || ln.Leaf() || !ln.Repeated() {
 		return groupPlan{}, errNoPlan
 	}
-	ep := append(lp, "element")
+	ep := childPath(lp, "element")
 	en, ok := nodeAt(file, ep)
 	if !ok || !en.Required() {
 		return groupPlan{}, errNoPlan
@@ -194,7 +194,7 @@ func (p *colPlan) listOf(file *parquet.Schema, fp []string, ft reflect.Type, off
 			if f.Type != timeType && !isScalar(f.Type) {
 				return groupPlan{}, errNoPlan
 			}
-			l, err := leafOf(file, append(append([]string(nil), ep...), name), f.Type, f.Offset, 1)
+			l, err := leafOf(file, childPath(ep, name), f.Type, f.Offset, 1)
 			if err != nil {
 				return groupPlan{}, err
 			}
@@ -213,7 +213,7 @@ func (p *colPlan) mapOf(file *parquet.Schema, fp []string, ft reflect.Type, off 
 	if !ok || node.Leaf() || !node.Required() || !isMap(node) {
 		return groupPlan{}, errNoPlan
 	}
-	kvp := append(append([]string(nil), fp...), "key_value")
+	kvp := childPath(fp, "key_value")
 	kv, ok := nodeAt(file, kvp)
 	if !ok || kv.Leaf() || !kv.Repeated() || len(kv.Fields()) != 2 {
 		return groupPlan{}, errNoPlan
@@ -227,7 +227,7 @@ func (p *colPlan) mapOf(file *parquet.Schema, fp []string, ft reflect.Type, off 
 		name string
 		t    reflect.Type
 	}{{"key", kt}, {"value", vt}} {
-		l, err := leafOf(file, append(append([]string(nil), kvp...), part.name), part.t, 0, 1)
+		l, err := leafOf(file, childPath(kvp, part.name), part.t, 0, 1)
 		if err != nil {
 			return groupPlan{}, err
 		}
@@ -253,6 +253,11 @@ func (p *colPlan) finishGroup(g groupPlan) (groupPlan, error) {
 		p.ncols++
 	}
 	return g, nil
+}
+
+// childPath returns a new path: path, then name.
+func childPath(path []string, name string) []string {
+	return append(append(make([]string, 0, len(path)+1), path...), name)
 }
 
 // nodeAt returns the file schema's node at path.

@@ -71,11 +71,9 @@ func blobColumns(t reflect.Type) []string {
 		if f.Tag.Get("parquetio") != "blob" {
 			continue
 		}
-		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
-		if name == "" {
-			name = f.Name
+		if name, ok := fieldName(f); ok {
+			names = append(names, name)
 		}
-		names = append(names, name)
 	}
 	return names
 }
@@ -662,43 +660,43 @@ func (r *Reader[T]) columnarRows(start, end int, yield func(T, error) bool) {
 			yield(zero, err)
 			return
 		}
-		want := r.groups[g].NumRows()
-		// done closes the row group's columns and reports whether
-		// reading goes on.
-		done := func(err error) bool {
-			if cerr := r.guard(g, d.close); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				yield(zero, err)
-				return false
-			}
-			return true
+		stopped, err := r.columnarGroup(g, d, buf, yield)
+		if cerr := r.guard(g, d.close); err == nil {
+			err = cerr
 		}
-		for got := int64(0); got < want; {
-			batch := buf[:min(int64(len(buf)), want-got)]
-			clear(batch)
-			if err := r.guard(g, func() error {
-				if err := decodeRows(d, batch); err != nil {
-					return fmt.Errorf("row %d: %w", got, err)
-				}
-				return nil
-			}); err != nil {
-				done(err)
-				return
-			}
-			got += int64(len(batch))
-			for i := range batch {
-				if !yield(batch[i], nil) {
-					_ = r.guard(g, d.close)
-					return
-				}
-			}
+		if stopped {
+			return
 		}
-		if !done(r.guard(g, func() error { return d.finish(want) })) {
+		if err != nil {
+			yield(zero, err)
 			return
 		}
 	}
+}
+
+// columnarGroup yields the rows of row group g from d, decoding them into
+// buf a batch at a time; stopped says the caller ended the loop.
+func (r *Reader[T]) columnarGroup(g int, d *rowGroupDecoder, buf []T, yield func(T, error) bool) (stopped bool, err error) {
+	want := r.groups[g].NumRows()
+	for got := int64(0); got < want; {
+		batch := buf[:min(int64(len(buf)), want-got)]
+		clear(batch)
+		if err := r.guard(g, func() error {
+			if err := decodeRows(d, batch); err != nil {
+				return fmt.Errorf("row %d: %w", got, err)
+			}
+			return nil
+		}); err != nil {
+			return false, err
+		}
+		got += int64(len(batch))
+		for i := range batch {
+			if !yield(batch[i], nil) {
+				return true, nil
+			}
+		}
+	}
+	return false, r.guard(g, func() error { return d.finish(want) })
 }
 
 // guard runs f, turning a panic into an error naming the file and row group.
