@@ -110,9 +110,9 @@ var statusTable = []StatusInfo{
 	{StatusFetchSkipped, "fetch_skipped", "crawl_fetch (trawl's): not fetched this round by the fetcher's choice; the message says why"},
 	{StatusFetchRefused, "fetch_refused", "crawl_fetch (trawl's): refused by trawl's policy (address guard, proxy), not by the server"},
 	{StatusFetchRobotsDenied, "fetch_robots_denied", "crawl_fetch (trawl's): robots.txt disallows the URL; it becomes db_gone"},
-	{StatusSignature, "signature", "crawl_parse: the parsed page's signature and features"},
+	{StatusSignature, "signature", "crawl_parse: the parsed page's signature and features, and the links it follows with the score each passes on"},
 	{StatusInjected, "injected", "inject: a seed"},
-	{StatusLinked, "linked", "crawl_parse: a link's target, with the score the link passes on"},
+	{StatusLinked, "linked", "crawl_parse: a link's target outside the page's own links (a nofollow page's refresh target), with the score the link passes on"},
 	{StatusParseMeta, "parse_metadata", "crawl_parse: metadata from a parser"},
 }
 

@@ -24,9 +24,11 @@ import (
 func sortedParse(p parseOutputs) parseOutputs {
 	slices.SortFunc(p.data, func(a, b segment.ParseData) int { return cmp.Compare(a.URL, b.URL) })
 	slices.SortFunc(p.text, func(a, b segment.ParseText) int { return cmp.Compare(a.URL, b.URL) })
-	slices.SortFunc(p.updates, func(a, b segment.ParseUpdate) int {
+	byText := func(a, b segment.ParseUpdate) int {
 		return cmp.Compare(fmt.Sprintf("%+v", a), fmt.Sprintf("%+v", b))
-	})
+	}
+	slices.SortFunc(p.updates, byText)
+	slices.SortFunc(p.links, byText)
 	return p
 }
 

@@ -234,12 +234,20 @@ func ParsedSegments(env Env, onlyNew bool) ([]string, error) {
 	return out, nil
 }
 
-// linkRow is what invertlinks reads of a crawl_parse row.
+// linkRow is what invertlinks reads of a crawl_parse row: a parsed
+// page's links, or a single link.
 type linkRow struct {
 	URL     string         `parquet:"url"`
 	Status  crawldb.Status `parquet:"status"`
 	FromURL string         `parquet:"from_url"`
 	Anchor  string         `parquet:"anchor"`
+	Links   []linkRowLink  `parquet:"links,list"`
+}
+
+// linkRowLink is what invertlinks reads of a segment.ParseLink.
+type linkRowLink struct {
+	URL    string `parquet:"url"`
+	Anchor string `parquet:"anchor"`
 }
 
 // linkValue is an inlink in the shuffle: Old marks a row of the previous
@@ -268,7 +276,7 @@ func (s invertLinks) Job() (mapreduce.Runnable, error) {
 	}
 	var ins []mapreduce.Input[linkValue]
 	for _, dir := range s.Segments {
-		ins = append(ins, mapreduce.From(dir, s.mapLink, mapreduce.RequireSuccess()))
+		ins = append(ins, mapreduce.From(dir, s.mapLink, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns()))
 	}
 	if s.Current != "" {
 		ins = append(ins, mapreduce.From(s.Current, func(t *mapreduce.Task, l linkdb.Inlink, emit mapreduce.Emit[linkValue]) error {
@@ -286,20 +294,32 @@ func (s invertLinks) Job() (mapreduce.Runnable, error) {
 	}, nil
 }
 
-// mapLink keys a crawl_parse link by its target, unless it is internal and
-// internal links are ignored.
+// mapLink keys each crawl_parse link by its target, unless it is internal
+// and internal links are ignored.
 func (s invertLinks) mapLink(t *mapreduce.Task, r linkRow, emit mapreduce.Emit[linkValue]) error {
-	if r.Status != crawldb.StatusLinked || r.FromURL == "" || r.URL == r.FromURL {
-		return nil
+	switch r.Status {
+	case crawldb.StatusLinked:
+		s.link(t, r.FromURL, r.URL, r.Anchor, emit)
+	case crawldb.StatusSignature:
+		for i := range r.Links {
+			s.link(t, r.URL, r.Links[i].URL, r.Links[i].Anchor, emit)
+		}
+	}
+	return nil
+}
+
+// link keys one link from from to to by its target.
+func (s invertLinks) link(t *mapreduce.Task, from, to, anchor string, emit mapreduce.Emit[linkValue]) {
+	if from == "" || to == from {
+		return
 	}
 	t.Count(ctrLinksRead, 1)
-	if s.Options.IgnoreInternalHost && strings.EqualFold(urlutil.Host(r.URL), urlutil.Host(r.FromURL)) ||
-		s.Options.IgnoreInternalDomain && urlutil.Domain(r.URL) == urlutil.Domain(r.FromURL) {
+	if s.Options.IgnoreInternalHost && strings.EqualFold(urlutil.Host(to), urlutil.Host(from)) ||
+		s.Options.IgnoreInternalDomain && urlutil.Domain(to) == urlutil.Domain(from) {
 		t.Count(ctrLinksInternal, 1)
-		return nil
+		return
 	}
-	emit(r.URL, linkValue{From: r.FromURL, Anchor: truncateUTF8(strings.TrimSpace(r.Anchor), s.Options.MaxAnchorLength)})
-	return nil
+	emit(to, linkValue{From: from, Anchor: truncateUTF8(strings.TrimSpace(anchor), s.Options.MaxAnchorLength)})
 }
 
 // reduce writes one row per linking page, sorted by From: a segment's link

@@ -3,7 +3,9 @@ package jobs
 import (
 	"cmp"
 	"context"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,12 +41,14 @@ func wantInlinks(t *testing.T, segs []string, keep func(from, to string) bool) [
 	var want []linkdb.Inlink
 	for _, s := range segs {
 		for _, p := range readParts[segment.ParseUpdate](t, filepath.Join(s, segment.DirCrawlParse)) {
-			k := [2]string{p.URL, p.FromURL}
-			if p.Status != crawldb.StatusLinked || p.URL == p.FromURL || seen[k] || !keep(p.FromURL, p.URL) {
-				continue
+			for _, l := range p.Linked() {
+				k := [2]string{l.URL, l.FromURL}
+				if l.URL == l.FromURL || seen[k] || !keep(l.FromURL, l.URL) {
+					continue
+				}
+				seen[k] = true
+				want = append(want, linkdb.Inlink{To: l.URL, From: l.FromURL})
 			}
-			seen[k] = true
-			want = append(want, linkdb.Inlink{To: p.URL, From: p.FromURL})
 		}
 	}
 	sortInlinks(want)
@@ -251,5 +255,43 @@ func TestCrawlKeepsLinkDB(t *testing.T) {
 	}
 	if left, err := ParsedSegments(env, true); err != nil || len(left) != 0 {
 		t.Errorf("uninverted after round 3: %v, %v", left, err)
+	}
+}
+
+// TestInvertLinksRowPerLink inverts a crawled segment, and a copy of it
+// whose crawl_parse has a StatusLinked row per link (Nutch's form) in
+// place of the links in the pages' rows: the same LinkDB, anchors too.
+func TestInvertLinksRowPerLink(t *testing.T) {
+	env := testEnv(t)
+	seg := crawledSegments(t, env, 1)[0]
+	var rows []segment.ParseUpdate
+	for _, u := range readParts[segment.ParseUpdate](t, filepath.Join(seg, segment.DirCrawlParse)) {
+		links := u.Linked()
+		if u.Status != crawldb.StatusLinked {
+			u.Links, u.Score = nil, 0
+			rows = append(rows, u)
+		}
+		rows = append(rows, links...)
+	}
+	copied := filepath.Join(t.TempDir(), path.Base(seg))
+	if err := os.CopyFS(copied, os.DirFS(seg)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(copied, segment.DirCrawlParse)); err != nil {
+		t.Fatal(err)
+	}
+	writeSegmentStage(t, copied, segment.DirCrawlParse, rows)
+
+	var dbs [2][]linkdb.Inlink
+	var anchors [2]map[[2]string]string
+	for i, s := range []string{seg, copied} {
+		e := testEnv(t)
+		if _, err := InvertLinks(context.Background(), e, InvertLinksOptions{Segments: []string{s}}); err != nil {
+			t.Fatal(err)
+		}
+		dbs[i], anchors[i] = readLinkDB(t, e)
+	}
+	if len(dbs[0]) == 0 || !slices.Equal(dbs[0], dbs[1]) || !maps.Equal(anchors[0], anchors[1]) {
+		t.Errorf("links in the pages' rows: %d inlinks; a row per link: %d", len(dbs[0]), len(dbs[1]))
 	}
 }

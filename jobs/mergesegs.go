@@ -33,14 +33,16 @@ const mergingPrefix = "_merging-"
 // rows_in_P rows read, rows_out_P rows written, rows_older_P rows left out
 // because a newer segment holds the URL, rows_filtered_P rows left out by
 // the URL filters. MergeSegments checks in = out + older + filtered for
-// every part before it publishes anything.
+// every part before it publishes anything. links_filtered counts the links
+// the filters drop from the crawl_parse rows read (the rows stay).
 const (
-	ctrMergeURLs        = "urls"
-	ctrMergeInPrefix    = "rows_in_"
-	ctrMergeOutPrefix   = "rows_out_"
-	ctrMergeOlder       = "rows_older_"
-	ctrMergeFiltered    = "rows_filtered_"
-	ctrMergeSlicePrefix = "urls_slice_"
+	ctrMergeLinksFiltered = "links_filtered"
+	ctrMergeURLs          = "urls"
+	ctrMergeInPrefix      = "rows_in_"
+	ctrMergeOutPrefix     = "rows_out_"
+	ctrMergeOlder         = "rows_older_"
+	ctrMergeFiltered      = "rows_filtered_"
+	ctrMergeSlicePrefix   = "urls_slice_"
 )
 
 // MergeSegmentsOptions configures MergeSegments.
@@ -93,6 +95,10 @@ type MergeSegmentsResult struct {
 	// read, written, left out because a newer segment holds the URL, and
 	// dropped by the filters. RowsIn = RowsOut + RowsOlder + RowsFiltered.
 	RowsIn, RowsOut, RowsOlder, RowsFiltered map[string]int64
+	// LinksFiltered counts the links the filters dropped from the
+	// crawl_parse rows of parsed pages read (the rows stay, without
+	// them), older rows' included.
+	LinksFiltered int64
 	// Merged says the inputs were all merged into a CrawlDB, so the new
 	// segments carry segment.MergedMarker too; Inverted the same for
 	// segment.InvertedMarker.
@@ -219,6 +225,7 @@ func MergeSegments(ctx context.Context, env Env, o MergeSegmentsOptions) (res *M
 // was written, left out as older, or filtered.
 func (r *MergeSegmentsResult) count(c *mapreduce.Counters) error {
 	r.RowsIn, r.RowsOut, r.RowsOlder, r.RowsFiltered = map[string]int64{}, map[string]int64{}, map[string]int64{}, map[string]int64{}
+	r.LinksFiltered = c.Get(JobMergeSegs, ctrMergeLinksFiltered)
 	for _, p := range r.Parts {
 		r.RowsIn[p] = c.Get(JobMergeSegs, ctrMergeInPrefix+p)
 		r.RowsOut[p] = c.Get(JobMergeSegs, ctrMergeOutPrefix+p)
@@ -726,6 +733,15 @@ func mergeSegInput(dir, part string, seg int, k urlKeeper) mapreduce.Input[segVa
 			t.Count(in, 1)
 			t.Count(filtered, 1)
 			return nil
+		}
+		if k.filters != nil && len(r.Links) > 0 {
+			r.Links = slices.DeleteFunc(r.Links, func(l segment.ParseLink) bool {
+				if !k.keep(t, l.URL) {
+					t.Count(ctrMergeLinksFiltered, 1)
+					return true
+				}
+				return false
+			})
 		}
 		emit(t, parsePage(r), segValue{Parse: &r}, e)
 		return nil

@@ -29,7 +29,8 @@ const DefaultMaxInlinks = 10000
 
 // OPICLinkCash is the cash a page with score pageScore passes along each of
 // its nOutlinks outlinks: pageScore / nOutlinks (0 when it has none). The
-// parse job writes it as the Score of each StatusLinked update.
+// parse job writes it as the Score of the page's crawl_parse row, for
+// each of its Links.
 func OPICLinkCash(pageScore float32, nOutlinks int) float32 {
 	if nOutlinks <= 0 {
 		return 0

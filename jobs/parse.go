@@ -163,11 +163,13 @@ const (
 // For each parsed page: a parse_data row (see package parser for what is
 // extracted, and how it differs from Nutch's parse-html), a parse_text row,
 // and in crawl_parse one StatusSignature update (the configured signature,
-// the page features, the fetch time) and one StatusLinked update per kept
-// outlink with Score = OPICLinkCash(page score, outlinks kept), FromURL and
-// Anchor. A meta refresh target is the first outlink; when nofollow keeps
-// it out of the outlinks, it still gets a StatusLinked update without cash
-// (Nutch treats a refresh as a redirect, whatever nofollow says).
+// the page features, the fetch time) whose Links are the kept outlinks
+// (target, anchor) and whose Score is the cash each passes on,
+// OPICLinkCash(page score, outlinks kept): where Nutch writes a LINKED
+// datum per outlink, the links ride in the page's row. A meta refresh
+// target is the first outlink; when nofollow keeps it out of the outlinks,
+// it still gets a StatusLinked update without cash (Nutch treats a refresh
+// as a redirect, whatever nofollow says).
 //
 // A page that fails to parse (a type other than HTML or plain text, a
 // recovered panic) gets a parse_data row with Success false and the reason,
@@ -619,14 +621,18 @@ func countParsed(t *mapreduce.Task, content *segment.Content, res *parser.Result
 	}
 }
 
-// focusLinks returns the crawl_parse link rows of a parsed page: every
-// outlink, or in a focused crawl the links followed, with their RW and
-// the hops their targets inherit; it sets the page's own rating in sig.
-func (pp *pageParser) focusLinks(t *mapreduce.Task, sig *segment.ParseUpdate, fetch parseFetch, res *parser.Result) []segment.ParseUpdate {
-	links := make([]segment.ParseUpdate, 0, len(res.Outlinks))
+// focusLinks returns the links of a parsed page's crawl_parse row: every
+// outlink, or in a focused crawl the links followed, with their RW (the
+// hops their targets inherit are the page's); it sets the page's own
+// rating in sig.
+func (pp *pageParser) focusLinks(t *mapreduce.Task, sig *segment.ParseUpdate, fetch parseFetch, res *parser.Result) []segment.ParseLink {
 	if pp.focus.Topic == nil {
-		for _, l := range res.Outlinks {
-			links = append(links, segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, Anchor: l.Anchor})
+		if len(res.Outlinks) == 0 {
+			return nil
+		}
+		links := make([]segment.ParseLink, len(res.Outlinks))
+		for i, l := range res.Outlinks {
+			links[i] = segment.ParseLink{URL: l.URL, Anchor: l.Anchor}
 		}
 		return links
 	}
@@ -639,24 +645,24 @@ func (pp *pageParser) focusLinks(t *mapreduce.Task, sig *segment.ParseUpdate, fe
 	}
 	if !f.Follow {
 		t.Count(ctrNotFollowed, int64(len(res.Outlinks)))
-		return links
+		return nil
 	}
+	var links []segment.ParseLink
 	for _, l := range res.Outlinks {
 		rw, ok := pp.focus.FollowLink(l.Anchor, l.URL, res.Title)
 		if !ok {
 			t.Count(ctrBelowThreshold, 1)
 			continue
 		}
-		links = append(links, segment.ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, Anchor: l.Anchor,
-			Relevance: rw, OffTopicHops: f.Hops})
+		links = append(links, segment.ParseLink{URL: l.URL, Anchor: l.Anchor, Relevance: rw})
 	}
 	return links
 }
 
 // write writes a parsed page's parse_data and parse_text rows and its
-// crawl_parse updates: its signature, and a link per outlink carrying its
-// OPIC share of score (and the refresh target of a nofollow page, without
-// cash).
+// crawl_parse row: its signature and the links it follows, each passing
+// on the OPIC share of score in the row's Score (and, for a nofollow
+// page, a StatusLinked row to its refresh target, without cash).
 func (pp *pageParser) write(t *mapreduce.Task, url string, fetch parseFetch, fetchTime time.Time, res *parser.Result, out func(parseOut)) {
 	sig := res.Signature(pp.signature)
 	meta := res.Meta
@@ -673,13 +679,8 @@ func (pp *pageParser) write(t *mapreduce.Task, url string, fetch parseFetch, fet
 	sigRow := &segment.ParseUpdate{URL: url, Status: crawldb.StatusSignature,
 		Signature: sig, Features: res.Features, FetchTime: fetchTime}
 	links := pp.focusLinks(t, sigRow, fetch, res)
+	sigRow.Links, sigRow.Score = links, OPICLinkCash(fetch.Score, len(links))
 	out(parseOut{Update: sigRow})
-	cash := OPICLinkCash(fetch.Score, len(links))
-	for i := range links {
-		l := &links[i] // one allocation for all the page's links
-		l.Score, l.FromURL, l.FetchTime = cash, url, fetchTime
-		out(parseOut{Update: l})
-	}
 	t.Count(ctrOutlinks, int64(len(links)))
 	if res.NoFollow && res.Redirect != "" {
 		t.Count(ctrRefreshLinks, 1)

@@ -24,20 +24,26 @@ import (
 	"github.com/trawl/trawl/urlutil"
 )
 
-// parseOutputs are a parsed segment's three outputs, in file order.
+// parseOutputs are a parsed segment's three outputs, in file order, and
+// the crawl_parse links one per link (segment.ParseUpdate.Linked).
 type parseOutputs struct {
 	data    []segment.ParseData
 	text    []segment.ParseText
 	updates []segment.ParseUpdate
+	links   []segment.ParseUpdate
 }
 
 func readParse(t *testing.T, seg string) parseOutputs {
 	t.Helper()
-	return parseOutputs{
+	out := parseOutputs{
 		data:    readParts[segment.ParseData](t, filepath.Join(seg, segment.DirParseData)),
 		text:    readParts[segment.ParseText](t, filepath.Join(seg, segment.DirParseText)),
 		updates: readParts[segment.ParseUpdate](t, filepath.Join(seg, segment.DirCrawlParse)),
 	}
+	for _, u := range out.updates {
+		out.links = append(out.links, u.Linked()...)
+	}
+	return out
 }
 
 // testSegment writes a fetched segment (crawl_fetch and content) by hand.
@@ -206,10 +212,12 @@ func TestParseRound(t *testing.T) {
 		case crawldb.StatusSignature:
 			sigs[u.URL] = u
 		case crawldb.StatusLinked:
-			links[u.FromURL] = append(links[u.FromURL], u)
 		default:
 			t.Errorf("crawl_parse row of status %v", u.Status)
 		}
+	}
+	for _, l := range out.links {
+		links[l.FromURL] = append(links[l.FromURL], l)
 	}
 	for u, outcome := range want {
 		d, hasData := data[u]
@@ -284,10 +292,8 @@ func TestParseRound(t *testing.T) {
 	}
 	db := readDB(t, env)
 	cashIn := map[string]float64{}
-	for _, u := range out.updates {
-		if u.Status == crawldb.StatusLinked {
-			cashIn[u.URL] += float64(u.Score)
-		}
+	for _, l := range out.links {
+		cashIn[l.URL] += float64(l.Score)
 	}
 	for u, outcome := range want {
 		if outcome != "parsed" {
@@ -363,9 +369,9 @@ func TestParseCapCashAndOptions(t *testing.T) {
 	}
 	linkedFrom := func(out parseOutputs, from string) []segment.ParseUpdate {
 		var ls []segment.ParseUpdate
-		for _, u := range out.updates {
-			if u.Status == crawldb.StatusLinked && u.FromURL == from {
-				ls = append(ls, u)
+		for _, l := range out.links {
+			if l.FromURL == from {
+				ls = append(ls, l)
 			}
 		}
 		return ls
@@ -496,8 +502,8 @@ func TestParsePartialRerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := readParse(t, seg)
-	if len(first.data) != 30 || len(first.text) != 30 || len(first.updates) != 60 {
-		t.Fatalf("%d data, %d text, %d updates", len(first.data), len(first.text), len(first.updates))
+	if len(first.data) != 30 || len(first.text) != 30 || len(first.updates) != 30 || len(first.links) != 30 {
+		t.Fatalf("%d data, %d text, %d updates with %d links", len(first.data), len(first.text), len(first.updates), len(first.links))
 	}
 	if err := os.RemoveAll(filepath.Join(seg, segment.DirCrawlParse)); err != nil {
 		t.Fatal(err)

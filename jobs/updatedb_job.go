@@ -195,22 +195,31 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
 }
 
-// parseInput reads a segment's crawl_parse: signatures and links. A link
-// travels as a dbLink, which carries only what the reduce uses of it; a
-// signature row loses its URL (the key) and anchor.
+// parseInput reads a segment's crawl_parse: parsed pages' signatures with
+// the links they follow, and single links. A link travels as a dbLink,
+// which carries only what the reduce uses of it; a signature row loses
+// its URL (the key), anchor and links.
 func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
-		if !k.keep(t, p.URL) {
+		if p.Status == crawldb.StatusLinked {
+			if k.keep(t, p.URL) {
+				emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.FromURL, Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
+			}
 			return nil
 		}
-		if p.Status == crawldb.StatusLinked {
-			emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.FromURL, Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
+		for i := range p.Links {
+			l := &p.Links[i]
+			if k.keep(t, l.URL) {
+				emit(l.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.URL, Cash: p.Score, Relevance: l.Relevance, Hops: p.OffTopicHops}})
+			}
+		}
+		if !k.keep(t, p.URL) {
 			return nil
 		}
 		// A copy goes into the shuffle, so that only these rows, not the
 		// links, are moved to the heap.
 		sig := p
-		sig.URL, sig.Anchor = "", "" // not used here: keep the shuffle small
+		sig.URL, sig.Anchor, sig.Links = "", "", nil // not used here: keep the shuffle small
 		emit(p.URL, dbValue{Kind: kindParse, Parse: &sig})
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())

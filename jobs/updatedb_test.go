@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -65,7 +66,16 @@ func generateOne(t *testing.T, env Env, now time.Time, seeds string) (*GenerateR
 	return gen, byURL
 }
 
+// TestUpdateDBEndToEnd merges a hand-written segment whose crawl_parse
+// carries the links in the page's row (as parse writes them), and again
+// with a StatusLinked row per link (Nutch's form): the same CrawlDB.
 func TestUpdateDBEndToEnd(t *testing.T) {
+	for _, rowPerLink := range []bool{false, true} {
+		t.Run(fmt.Sprintf("row per link %v", rowPerLink), func(t *testing.T) { testUpdateDBEndToEnd(t, rowPerLink) })
+	}
+}
+
+func testUpdateDBEndToEnd(t *testing.T, rowPerLink bool) {
 	env := testEnv(t)
 	now := genNow()
 	gen, fl := generateOne(t, env, now, "http://a.example/\nhttp://b.example/\tscore=2\nhttp://c.example/\nhttp://d.example/\n")
@@ -82,11 +92,16 @@ func TestUpdateDBEndToEnd(t *testing.T) {
 		fetchOf(fl["http://d.example/"], crawldb.StatusFetchGone, ft),
 	})
 	cash := OPICLinkCash(1, 2)
-	writeSegmentStage(t, gen.Segment, segment.DirCrawlParse, []segment.ParseUpdate{
-		sigUpdate("http://a.example/", "sig-a", ft, 300),
-		linkUpdate("http://a.example/", "http://a.example/x", cash, ft),
-		linkUpdate("http://a.example/", "http://b.example/", cash, ft),
-	})
+	page := sigUpdate("http://a.example/", "sig-a", ft, 300)
+	page.Score, page.Links = cash, []segment.ParseLink{{URL: "http://a.example/x", Anchor: "x"}, {URL: "http://b.example/", Anchor: "x"}}
+	rows := []segment.ParseUpdate{page}
+	if rowPerLink {
+		rows = append([]segment.ParseUpdate{sigUpdate("http://a.example/", "sig-a", ft, 300)}, page.Linked()...)
+		if want := linkUpdate("http://a.example/", "http://a.example/x", cash, ft); !reflect.DeepEqual(rows[1], want) {
+			t.Fatalf("Linked() %+v, want %+v", rows[1], want)
+		}
+	}
+	writeSegmentStage(t, gen.Segment, segment.DirCrawlParse, rows)
 	updNow := now.Add(2 * time.Hour)
 	res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: []string{gen.Segment}, Now: updNow, Schedule: defaultSched})
 	if err != nil {

@@ -18,7 +18,9 @@
 # already running, as scripts/leanratio.sh starts one) crawl that server
 # instead of starting one; PAGES and HOSTS are then the server's.
 # CPUPROFILE=FILE writes a CPU profile of the crawl process to FILE (it
-# costs a little CPU itself). Measure on an otherwise quiet machine, or
+# costs a little CPU itself); MEMPROFILE=FILE a heap profile at the live
+# heap's peak; ALLOCPROFILE=FILE a profile of all the crawl's allocations.
+# Measure on an otherwise quiet machine, or
 # state the load average printed at the end.
 set -euo pipefail
 trawl=$(realpath "${1:-bin/trawl}")
@@ -53,6 +55,7 @@ fi
 prof=()
 if [[ -n ${CPUPROFILE:-} ]]; then prof=(--cpuprofile "$CPUPROFILE"); fi
 if [[ -n ${MEMPROFILE:-} ]]; then prof+=(--memprofile "$MEMPROFILE"); fi
+if [[ -n ${ALLOCPROFILE:-} ]]; then prof+=(--allocprofile "$ALLOCPROFILE"); fi
 GODEBUG=${GODEBUG:+$GODEBUG,}gctrace=1 /usr/bin/time -v -o "$out/time.txt" "$trawl" "${prof[@]}" --log-level warn --crawl "$out/crawl" crawl \
 	--seeds "$seeds" --allow-private --agent trawl-bench --server-delay 0 \
 	--dns-server "$dnsaddr" --rounds "$rounds" --topN 1000000 --days-per-round 1 \

@@ -2,6 +2,7 @@ package segment_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -100,10 +101,33 @@ func TestParseUpdateLayout(t *testing.T) {
 		if i%2 == 0 {
 			u.Status, u.Signature, u.FetchTime = crawldb.StatusSignature, []byte{1, byte(i)}, t0
 			u.Features = crawldb.Features{Words: int32(i), Images: 3}
+			for k := range i % 5 {
+				u.Links = append(u.Links, segment.ParseLink{URL: fmt.Sprintf("http://t.example/%d/%d", i, k), Anchor: "a", Relevance: float32(k) / 4})
+			}
 		} else {
 			u.Status, u.FromURL, u.Anchor, u.Score = crawldb.StatusLinked, "http://f.example/", "anchor", float32(i)/7
 		}
 		rows = append(rows, u)
 	}
 	crawldbtest.RoundTrip(t, rows)
+}
+
+func TestParseUpdateLinked(t *testing.T) {
+	page := segment.ParseUpdate{URL: "http://a/", Status: crawldb.StatusSignature, Score: 0.25, FetchTime: t0, OffTopicHops: 2,
+		Links: []segment.ParseLink{{URL: "http://b/", Anchor: "b", Relevance: 0.5}, {URL: "http://c/"}}}
+	want := []segment.ParseUpdate{
+		{URL: "http://b/", Status: crawldb.StatusLinked, FromURL: "http://a/", Anchor: "b", Score: 0.25, FetchTime: t0, Relevance: 0.5, OffTopicHops: 2},
+		{URL: "http://c/", Status: crawldb.StatusLinked, FromURL: "http://a/", Score: 0.25, FetchTime: t0, OffTopicHops: 2},
+	}
+	if got := page.Linked(); !reflect.DeepEqual(got, want) {
+		t.Errorf("Linked() = %+v, want %+v", got, want)
+	}
+	one := want[0]
+	if got := one.Linked(); !reflect.DeepEqual(got, []segment.ParseUpdate{one}) {
+		t.Errorf("a StatusLinked row's Linked() = %+v, want itself", got)
+	}
+	bare := segment.ParseUpdate{URL: "http://a/", Status: crawldb.StatusSignature}
+	if got := bare.Linked(); got != nil {
+		t.Errorf("a row without links: Linked() = %+v, want nil", got)
+	}
 }

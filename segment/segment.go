@@ -122,8 +122,15 @@ type ParseText struct {
 }
 
 // ParseUpdate is one CrawlDB update produced by parsing (Nutch's crawl_parse
-// datums): the parsed page's signature (StatusSignature), or a link to a
-// target URL (StatusLinked) carrying the OPIC score share it passes on.
+// datums): the parsed page's signature (StatusSignature) with the links it
+// follows, or a single link to a target URL (StatusLinked).
+//
+// Nutch writes a LINKED datum per outlink; a parsed page's row here
+// carries its followed outlinks in Links instead, with the OPIC cash each
+// passes on in Score, so that a link is one list entry rather than a row
+// of every column. A StatusLinked row is a link that is not among the
+// page's outlinks (the refresh target of a nofollow page); updatedb,
+// invertlinks and mergesegs read both forms.
 type ParseUpdate struct {
 	// URL is the datum the update is for: the parsed page, or a link target.
 	URL string `parquet:"url"`
@@ -133,7 +140,8 @@ type ParseUpdate struct {
 	FromURL string `parquet:"from_url"`
 	// Anchor is the link's anchor text (StatusLinked only).
 	Anchor string `parquet:"anchor"`
-	// Score is the OPIC cash passed along the link.
+	// Score is the OPIC cash passed along the link (StatusLinked), or
+	// along each of Links (StatusSignature).
 	Score float32 `parquet:"score"`
 	// Signature and Features describe the parsed page (StatusSignature).
 	Signature []byte           `parquet:"signature,optional"`
@@ -142,9 +150,46 @@ type ParseUpdate struct {
 	FetchTime time.Time `parquet:"fetch_time,optional,timestamp(millisecond)"`
 	// A focused crawl's ratings (zero otherwise): for StatusSignature the
 	// page's relevance to the topic, whether it is off topic and its own
-	// off-topic hops; for StatusLinked the link's relevance RW and the
-	// off-topic hops its target inherits (the linking page's).
+	// off-topic hops, which the targets of its Links inherit; for
+	// StatusLinked the link's relevance RW and the off-topic hops its
+	// target inherits (the linking page's).
 	Relevance    float32 `parquet:"relevance"`
 	OffTopic     bool    `parquet:"off_topic"`
 	OffTopicHops int32   `parquet:"off_topic_hops"`
+	// Links are the outlinks of the parsed page that the CrawlDB learns
+	// (StatusSignature only): filtered, normalized and, in a focused
+	// crawl, those the page's rating follows.
+	Links []ParseLink `parquet:"links,list"`
+}
+
+// Linked returns u's links in Nutch's form, one StatusLinked update per
+// link: u itself when it is one, else an update per entry of u.Links, from
+// u.URL, passing on u.Score, with the entry's anchor and relevance and
+// u's off-topic hops and fetch time. It returns nil for a row without
+// links.
+func (u *ParseUpdate) Linked() []ParseUpdate {
+	if u.Status == crawldb.StatusLinked {
+		return []ParseUpdate{*u}
+	}
+	if len(u.Links) == 0 {
+		return nil
+	}
+	out := make([]ParseUpdate, len(u.Links))
+	for i, l := range u.Links {
+		out[i] = ParseUpdate{URL: l.URL, Status: crawldb.StatusLinked, FromURL: u.URL, Anchor: l.Anchor,
+			Score: u.Score, FetchTime: u.FetchTime, Relevance: l.Relevance, OffTopicHops: u.OffTopicHops}
+	}
+	return out
+}
+
+// ParseLink is one followed outlink of a parsed page in its crawl_parse
+// row (ParseUpdate.Links).
+type ParseLink struct {
+	// URL is the link's target.
+	URL string `parquet:"url"`
+	// Anchor is the link's anchor text.
+	Anchor string `parquet:"anchor"`
+	// Relevance is a focused crawl's rating RW of the link (zero
+	// otherwise).
+	Relevance float32 `parquet:"relevance"`
 }

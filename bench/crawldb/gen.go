@@ -107,17 +107,17 @@ func generateData(crawl string, urls, fetched, links, parts int) (string, error)
 			continue
 		}
 		sig := sha256.Sum256([]byte(fmt.Sprintf("%s#%d", u, n%2))) // half the pages changed
-		updates = append(updates, segment.ParseUpdate{URL: u, Status: crawldb.StatusSignature,
-			Signature: sig[:16], FetchTime: fetchTime,
-			Features: crawldb.Features{Words: 500, Outlinks: int32(links), Images: 3, Depth: 2, Bytes: 20000}})
+		row := segment.ParseUpdate{URL: u, Status: crawldb.StatusSignature,
+			Signature: sig[:16], FetchTime: fetchTime, Score: 0.1,
+			Features: crawldb.Features{Words: 500, Outlinks: int32(links), Images: 3, Depth: 2, Bytes: 20000}}
 		for k := range links {
 			target := benchURL(rng.IntN(urls))
 			if k%2 == 1 {
 				target = benchURL(urls + 1_000_000 + rng.IntN(urls))
 			}
-			updates = append(updates, segment.ParseUpdate{URL: target, Status: crawldb.StatusLinked,
-				FromURL: u, Anchor: "link", Score: 0.1, FetchTime: fetchTime})
+			row.Links = append(row.Links, segment.ParseLink{URL: target, Anchor: "link"})
 		}
+		updates = append(updates, row)
 	}
 	if err := writeStage(fsys, filepath.Join(seg, segment.DirFetch), "part-m-00000.parquet", fetches); err != nil {
 		return "", err

@@ -183,18 +183,22 @@ func TestDumpsOnSimwebCrawl(t *testing.T) {
 		pstatus := func(u *segment.ParseUpdate) crawldb.Status { return u.Status }
 		checkArrowRows(t, "crawl_parse", []byte(res.stdout), parse, pstatus)
 		names := statusNameColumn(t, arrowTable(t, []byte(res.stdout)))
-		if !slices.Contains(names, "signature") || !slices.Contains(names, "linked") {
+		if !slices.Contains(names, "signature") {
 			t.Errorf("crawl_parse status names %v", names)
 		}
 
-		var linked []segment.ParseUpdate
+		// A parsed page's row carries its links.
+		var withLinks []segment.ParseUpdate
 		for _, u := range parse {
-			if u.Status == crawldb.StatusLinked {
-				linked = append(linked, u)
+			if u.Status == crawldb.StatusSignature && len(u.Links) > 0 {
+				withLinks = append(withLinks, u)
 			}
 		}
-		res = r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_parse", "--format", "arrow", "--status", "linked", "--limit", "5")
-		checkArrowRows(t, "crawl_parse --status linked --limit 5", []byte(res.stdout), linked[:5], pstatus)
+		if len(withLinks) < 5 {
+			t.Fatalf("%d crawl_parse rows with links", len(withLinks))
+		}
+		res = r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_parse", "--format", "arrow", "--status", "signature", "--limit", "5")
+		checkArrowRows(t, "crawl_parse --status signature --limit 5", []byte(res.stdout), parse[:5], pstatus)
 
 		pd := parquetRows[segment.ParseData](t, filepath.Join(seg, segment.DirParseData))
 		res = r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "parse_data", "--format", "arrow")
@@ -209,15 +213,19 @@ func TestDumpsOnSimwebCrawl(t *testing.T) {
 	t.Run("status names and numbers", func(t *testing.T) {
 		// JSON dumps: name and number; --status by name and by number
 		// select the same rows.
-		byName := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_parse", "--status", "linked").stdout
-		byNumber := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_parse", "--status", "67").stdout
+		byName := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_fetch", "--status", "fetch_success").stdout
+		byNumber := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_fetch", "--status", "33").stdout
 		if byName != byNumber || byName == "" {
-			t.Errorf("--status linked and --status 67 differ (or are empty)")
+			t.Errorf("--status fetch_success and --status 33 differ (or are empty)")
 		}
 		for _, line := range strings.Split(strings.TrimSpace(byName), "\n") {
-			if !strings.Contains(line, `"status":"linked","status_code":67,`) {
-				t.Fatalf("crawl_parse line: %s", line)
+			if !strings.Contains(line, `"status":"fetch_success","status_code":33,`) {
+				t.Fatalf("crawl_fetch line: %s", line)
 			}
+		}
+		sig := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_parse", "--status", "signature", "--limit", "1").stdout
+		if !strings.Contains(sig, `"status":"signature","status_code":65,`) || !strings.Contains(sig, `"links":[{"url":"http`) {
+			t.Errorf("crawl_parse line: %s", sig)
 		}
 		fetchJSON := r.ok("--crawl", crawl, "readseg", "dump", seg, "--dir", "crawl_fetch", "--limit", "1").stdout
 		var m map[string]any

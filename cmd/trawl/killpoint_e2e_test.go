@@ -192,8 +192,13 @@ func TestKillPoints(t *testing.T) {
 				if data != content || content == 0 {
 					t.Errorf("%d parse_data rows for %d pages", data, content)
 				}
-				if n := len(readStage[segment.ParseUpdate](t, filepath.Join(seg, segment.DirCrawlParse))); n <= content {
-					t.Errorf("%d crawl_parse rows for %d pages", n, content)
+				rows, links := 0, 0
+				for _, u := range readStage[segment.ParseUpdate](t, filepath.Join(seg, segment.DirCrawlParse)) {
+					rows++
+					links += len(u.Linked())
+				}
+				if rows != content || links == 0 {
+					t.Errorf("%d crawl_parse rows (%d links) for %d pages", rows, links, content)
 				}
 			}},
 		{name: "parse", pristine: fetched, run: parseRun,

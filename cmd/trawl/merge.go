@@ -191,6 +191,9 @@ func (s *session) mergesegs(c *cli.Context) error {
 	for _, p := range res.Parts {
 		fmt.Fprintf(w, "%s rows:\t%d read, %d written, %d older, %d filtered\n", p, res.RowsIn[p], res.RowsOut[p], res.RowsOlder[p], res.RowsFiltered[p])
 	}
+	if res.LinksFiltered > 0 {
+		fmt.Fprintf(w, "crawl_parse links filtered:\t%d\n", res.LinksFiltered)
+	}
 	for i, seg := range res.Segments {
 		fmt.Fprintf(w, "new segment:\t%s\t%d URLs\n", seg, res.URLs[i])
 	}

@@ -21,10 +21,16 @@ import (
 // The heap profile is the one taken when the live heap was at its largest
 // during the run (it is rewritten each time the live heap grows by a tenth),
 // so `go tool pprof -sample_index=inuse_space` shows what held the peak.
+// The allocation profile is written when the run ends, so its
+// alloc_space counts every allocation of the run:
+//
+//	trawl --allocprofile allocs.pprof crawl ...
+//	go tool pprof -sample_index=alloc_space allocs.pprof
 func profileFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "cpuprofile", Hidden: true, Usage: "write a CPU profile to `FILE`"},
 		&cli.StringFlag{Name: "memprofile", Hidden: true, Usage: "write a heap profile taken at the live heap's peak to `FILE`"},
+		&cli.StringFlag{Name: "allocprofile", Hidden: true, Usage: "write a profile of all the run's allocations to `FILE` when it ends"},
 	}
 }
 
@@ -64,6 +70,23 @@ func startProfiling(c *cli.Context) (stop func() error, err error) {
 		hp.wg.Add(1)
 		go hp.watch()
 		stops = append(stops, hp.stop)
+	}
+	if name := c.String("allocprofile"); name != "" {
+		f, err := os.Create(name)
+		if err != nil {
+			return stop, fmt.Errorf("--allocprofile: %w", err)
+		}
+		stops = append(stops, func() error {
+			runtime.GC() // the profile counts allocations up to the last collection
+			err := pprof.Lookup("allocs").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("--allocprofile %s: %w", name, err)
+			}
+			return nil
+		})
 	}
 	return stop, nil
 }
