@@ -47,7 +47,7 @@ type dbValue struct {
 // against 2.6 s for the whole updatedb), so updatedb has none.
 type dbLink struct {
 	// From is the linking page and Cash the OPIC cash it passes.
-	From string
+	From pageID
 	Cash float32
 	// Relevance and Hops are a focused crawl's rating of the link: its
 	// relevance RW and the off-topic hops its target inherits.

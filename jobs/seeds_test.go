@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"hash/fnv"
 	"reflect"
 	"slices"
 	"strings"
@@ -81,14 +82,14 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	h.reset(3)
 	cash := []float32{0.5, 0.1, 0.9, 0.5, 0.3, 0.9, 0.2}
 	for i, c := range cash {
-		h.add(string(rune('a'+i)), c)
+		h.add(pageID(i+1), c) // a page per letter, a = 1
 	}
 	got := h.sorted()
 	var froms []string
 	for _, l := range got {
-		froms = append(froms, l.from)
+		froms = append(froms, string(rune('a'+l.from-1)))
 	}
-	// 0.9 (c), 0.9 (f), then of the two 0.5s the smaller linking URL (a).
+	// 0.9 (c), 0.9 (f), then of the two 0.5s the smaller page ID (a).
 	if want := []string{"c", "f", "a"}; !reflect.DeepEqual(froms, want) {
 		t.Fatalf("kept %v, want %v", froms, want)
 	}
@@ -97,7 +98,7 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	}
 	h.reset(0) // unbounded
 	for i := 0; i < 100; i++ {
-		h.add("x", 1)
+		h.add(pageIDOf("x"), 1)
 	}
 	if n := len(h.sorted()); n != 100 {
 		t.Errorf("unbounded heap kept %d, want 100", n)
@@ -109,7 +110,7 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	for _, n := range []int{2, 5, 32, 33, 200} {
 		h.reset(0)
 		for i := range n {
-			h.add(string(rune('a'+i%7)), float32(i%3))
+			h.add(pageIDOf(string(rune('a'+i%7))), float32(i%3))
 		}
 		if d, want := distinctFrom(h.sorted()), min(n, 7); d != want {
 			t.Errorf("%d links from %d pages: distinctFrom = %d", n, want, d)
@@ -119,7 +120,7 @@ func TestInlinkHeapKeepsMostValuable(t *testing.T) {
 	h.reset(10)
 	var all []inlink
 	for i := range 500 {
-		l := inlink{from: fmt.Sprint(i * 7919 % 500), cash: float32(i*31%17) / 4}
+		l := inlink{from: pageIDOf(fmt.Sprint(i * 7919 % 500)), cash: float32(i*31%17) / 4}
 		all = append(all, l)
 		h.add(l.from, l.cash)
 	}
@@ -145,6 +146,17 @@ func TestParseSeedLineErrorsRedacted(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "pass") || strings.Contains(err.Error(), "user") {
 			t.Errorf("ParseSeedLine(%q): error repeats the userinfo: %v", line, err)
+		}
+	}
+}
+
+// pageIDOf is 64-bit FNV-1a, as hash/fnv computes it.
+func TestPageIDOf(t *testing.T) {
+	for _, u := range []string{"", "a", "http://h0001.sim.test/a/b.html", "http://例え.jp/ü"} {
+		h := fnv.New64a()
+		h.Write([]byte(u))
+		if got, want := pageIDOf(u), pageID(h.Sum64()); got != want {
+			t.Errorf("pageIDOf(%q) = %#x, want %#x", u, got, want)
 		}
 	}
 }

@@ -189,7 +189,7 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
 			f.RedirectURL != "" && f.RedirectURL != f.URL && k.keep(t, f.RedirectURL) {
 			t.Count(ctrRedirectLinks, 1)
-			emit(f.RedirectURL, dbValue{Kind: kindLink, Link: &dbLink{From: f.URL}})
+			emit(f.RedirectURL, dbValue{Kind: kindLink, Link: &dbLink{From: pageIDOf(f.URL)}})
 		}
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
@@ -203,14 +203,15 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
 		if p.Status == crawldb.StatusLinked {
 			if k.keep(t, p.URL) {
-				emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.FromURL, Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
+				emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: pageIDOf(p.FromURL), Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
 			}
 			return nil
 		}
+		from := pageIDOf(p.URL)
 		for i := range p.Links {
 			l := &p.Links[i]
 			if k.keep(t, l.URL) {
-				emit(l.URL, dbValue{Kind: kindLink, Link: &dbLink{From: p.URL, Cash: p.Score, Relevance: l.Relevance, Hops: p.OffTopicHops}})
+				emit(l.URL, dbValue{Kind: kindLink, Link: &dbLink{From: from, Cash: p.Score, Relevance: l.Relevance, Hops: p.OffTopicHops}})
 			}
 		}
 		if !k.keep(t, p.URL) {
