@@ -2,13 +2,13 @@ package fetcher
 
 import (
 	"bufio"
-	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -125,22 +125,36 @@ func readBody(r io.Reader, encoding string, length, limit int64) (body, error) {
 	}
 }
 
-// readLimited reads r to EOF or to limit+1 bytes, whichever is first.
+// readLimited reads r to EOF or to limit+1 bytes, whichever is first,
+// into a buffer of hint+1 bytes when the length is known (hint > 0), so
+// that a body of the announced length is read without growing the buffer
+// (bytes.Buffer.ReadFrom would double it to look for EOF), and of 32 KiB
+// otherwise, grown as needed.
 func readLimited(r io.Reader, limit, hint int64) ([]byte, error) {
-	var buf bytes.Buffer
+	size := min(32<<10, limit+1)
 	if hint > 0 {
-		buf.Grow(int(min(hint+1, limit+1)))
-	} else {
-		buf.Grow(int(min(32<<10, limit+1)))
+		size = min(hint+1, limit+1)
 	}
-	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
-	if err == nil {
-		err = io.EOF
+	buf := make([]byte, 0, size)
+	left := limit + 1
+	for left > 0 {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(int64(cap(buf)), left)))
+		}
+		p := buf[len(buf):cap(buf)]
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+		n, err := r.Read(p)
+		buf, left = buf[:len(buf)+n], left-int64(n)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.EOF
+			}
+			return buf, err
+		}
 	}
-	if errors.Is(err, io.EOF) {
-		err = io.EOF
-	}
-	return buf.Bytes(), err
+	return buf, io.EOF
 }
 
 // isZlibHeader reports whether h starts a zlib stream (RFC 1950): method
