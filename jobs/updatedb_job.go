@@ -199,6 +199,11 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 // the links they follow, and single links. A link travels as a dbLink,
 // which carries only what the reduce uses of it; a signature row loses
 // its URL (the key), anchor and links.
+//
+// A row emits its page's links too, so a crawl_parse row weighs
+// parseRowWeight records when the engine orders its map tasks (most work
+// first): by rows alone, a segment's crawl_parse would look lighter than a
+// CrawlDB split and run last, alone on one core.
 func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
 		if p.Status == crawldb.StatusLinked {
@@ -223,8 +228,13 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		sig.URL, sig.Anchor, sig.Links = "", "", nil // not used here: keep the shuffle small
 		emit(p.URL, dbValue{Kind: kindParse, Parse: &sig})
 		return nil
-	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
+	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns(), mapreduce.RowWeight(parseRowWeight))
 }
+
+// parseRowWeight is the records a crawl_parse row emits in updatedb, for
+// ordering map tasks: its signature and its links, about 14 a page on the
+// synthetic web (10 in bench/crawldb).
+const parseRowWeight = 12
 
 // clusterInputs read the applied cluster result's assignment/ (labels)
 // and samples/ (sample flags).

@@ -28,6 +28,7 @@ type inputOpts struct {
 	optional       bool
 	wholeFiles     bool
 	splitGroups    int
+	rowWeight      int64
 	requireSuccess bool
 	allowMissing   bool
 }
@@ -38,6 +39,22 @@ func Optional() InputOption { return func(o *inputOpts) { o.optional = true } }
 // WholeFiles makes one map task per input file, never splitting a file by
 // row groups (the fetcher needs one task per fetch-list part).
 func WholeFiles() InputOption { return func(o *inputOpts) { o.wholeFiles = true } }
+
+// RowWeight tells the engine that a row of this input is about n records of
+// work for its map function (a row that emits several records), where a
+// row of an input without the option is one. The local engine runs the map
+// tasks with the most work first, so that the heaviest does not run last,
+// alone on one core. n < 1 leaves the default of 1.
+func RowWeight(n int) InputOption {
+	return func(o *inputOpts) {
+		if n > 1 {
+			o.rowWeight = int64(n)
+		}
+	}
+}
+
+// weight is a row's weight (RowWeight, default 1).
+func (o inputOpts) weight() int64 { return max(o.rowWeight, 1) }
 
 // SplitRowGroups makes map tasks of n row groups each (by default a split
 // is about SplitBytes of compressed row groups).

@@ -641,7 +641,7 @@ func slogTo(w io.Writer) *slog.Logger {
 }
 
 // largestFirst returns the order in which to run the map tasks of splits:
-// the largest (in rows) first, ties by index. With more tasks than
+// the largest (in rows times their input's RowWeight) first, ties by index. With more tasks than
 // slots, index order can leave the largest split for last, running alone
 // on one core while the others idle (a CrawlDB update's parse input is one
 // large file after the CrawlDB's parts); largest first bounds that tail by
@@ -651,6 +651,6 @@ func largestFirst(splits []split) []int {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(splits[b].Rows, splits[a].Rows) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(splits[b].Work, splits[a].Work) })
 	return order
 }

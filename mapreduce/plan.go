@@ -34,6 +34,7 @@ type split struct {
 	End   int
 	Bytes int64
 	Rows  int64 // from the footer; the records the map task will read
+	Work  int64 // Rows times the input's RowWeight: the order of map tasks
 
 	fs   storage.FS
 	path string
@@ -237,7 +238,7 @@ func (p *plan[V, O]) listSplits(ctx context.Context, res Resolver) ([]split, err
 				for g := range sizes {
 					b, n = b+sizes[g], n+rows[g]
 				}
-				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: 0, End: -1, Bytes: b, Rows: n, fs: f.fs, path: f.path})
+				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: 0, End: -1, Bytes: b, Rows: n, Work: n * in.opts.weight(), fs: f.fs, path: f.path})
 				continue
 			}
 			for s := 0; s < len(sizes); {
@@ -254,7 +255,7 @@ func (p *plan[V, O]) listSplits(ctx context.Context, res Resolver) ([]split, err
 						break
 					}
 				}
-				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: s, End: e, Bytes: b, Rows: n, fs: f.fs, path: f.path})
+				out = append(out, split{Index: len(out), Input: i, URI: f.uri, Start: s, End: e, Bytes: b, Rows: n, Work: n * in.opts.weight(), fs: f.fs, path: f.path})
 				s = e
 			}
 		}
