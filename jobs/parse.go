@@ -104,7 +104,7 @@ type ParseResult struct {
 	// with Success false); Skipped contents not parsed (no successful
 	// fetch, truncated).
 	Parsed, Failed, Skipped int64
-	// Outlinks is the number of outlinks kept (linked updates written).
+	// Outlinks is the number of outlinks kept (links written to crawl_parse).
 	Outlinks int64
 	// NoIndex and NoFollow count pages with those robots directives.
 	NoIndex, NoFollow int64

@@ -17,8 +17,9 @@ func parseCommand(sio *stdio) *cli.Command {
 		ArgsUsage: "[SEGMENT]",
 		Description: `Parses the HTML (and plain text) of a segment's content and writes parse_data
 (title, outlinks with anchors, features, signatures, meta robots), parse_text
-(the visible text) and crawl_parse (the CrawlDB updates: each page's signature
-and features, and one link per outlink carrying its OPIC score share). Outlinks
+(the visible text) and crawl_parse (the CrawlDB updates: a row per page with
+its signature, features and the outlinks the CrawlDB learns, each passing on
+its OPIC score share). Outlinks
 are normalized and filtered (urlfilter.* settings, --scope), at most
 --max-outlinks per page. A page that fails to parse is recorded as a failure;
 it never stops the job. Without SEGMENT it parses the newest segment that was
