@@ -1,6 +1,8 @@
 package mapreduce
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -29,5 +31,37 @@ func TestRowWeight(t *testing.T) {
 	}
 	if got := (inputOpts{}).weight(); got != 1 {
 		t.Errorf("no RowWeight: weight %d, want 1", got)
+	}
+}
+
+// A split's work is its rows times its input's RowWeight: a small input
+// of heavy rows runs before a larger one of light rows.
+func TestSplitWork(t *testing.T) {
+	dir := t.TempDir()
+	writeParts(t, filepath.Join(dir, "light"), makeDocs(300, 1), 1)
+	writeParts(t, filepath.Join(dir, "heavy"), makeDocs(100, 2), 1)
+	keep := func(t *Task, d Doc, emit Emit[Doc]) error { emit("", d); return nil }
+	job := &Job[Doc, Doc]{
+		Name:    "weigh",
+		MapOnly: true,
+		Inputs: []Input[Doc]{
+			From(filepath.Join(dir, "light"), keep),
+			From(filepath.Join(dir, "heavy"), keep, RowWeight(10)),
+		},
+		Outputs: []Output[Doc]{Write[Doc](filepath.Join(dir, "out"))},
+	}
+	ej, err := job.compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits, err := ej.listSplits(context.Background(), testRunner(t).resolver())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(splits) != 2 || splits[0].Rows != 300 || splits[0].Work != 300 || splits[1].Rows != 100 || splits[1].Work != 1000 {
+		t.Fatalf("splits %+v", splits)
+	}
+	if got := largestFirst(splits); !slices.Equal(got, []int{1, 0}) {
+		t.Errorf("order %v, want the heavy input's split first", got)
 	}
 }
