@@ -45,15 +45,9 @@ func WholeFiles() InputOption { return func(o *inputOpts) { o.wholeFiles = true 
 // row of an input without the option is one. The local engine runs the map
 // tasks with the most work first, so that the heaviest does not run last,
 // alone on one core. n < 1 leaves the default of 1.
-func RowWeight(n int) InputOption {
-	return func(o *inputOpts) {
-		if n > 1 {
-			o.rowWeight = int64(n)
-		}
-	}
-}
+func RowWeight(n int) InputOption { return func(o *inputOpts) { o.rowWeight = int64(n) } }
 
-// weight is a row's weight (RowWeight, default 1).
+// weight is a row's weight: RowWeight's, or 1 below that.
 func (o inputOpts) weight() int64 { return max(o.rowWeight, 1) }
 
 // SplitRowGroups makes map tasks of n row groups each (by default a split
