@@ -89,13 +89,15 @@
 // buffers are no larger than the run partitions they read. Per process there are the Go runtime and the program,
 // about 25 MiB.
 //
-// MemoryLimit is the soft memory limit the trawl commands set from the
-// budget: the budget plus 64 MiB plus 40 MiB per concurrent task, so 144
-// MiB above the budget on two cores. That bounds the fixed overhead: the
-// collector lets garbage (decoded rows, encoded values) accumulate until
-// the heap doubles its live size (GOGC) or nears the limit, whichever
-// comes first, so a process peaks below the limit, the nearer to it the
-// more of its budget its buffers fill.
+// MemoryLimit is the highest soft memory limit the trawl commands set from
+// the budget: the budget plus 64 MiB plus 40 MiB per concurrent task, so
+// 144 MiB above the budget on two cores. That bounds the fixed overhead:
+// the collector lets garbage (decoded rows, encoded values) accumulate
+// until the heap grows by its ratio of the live size or nears the limit,
+// whichever comes first, so a process peaks below the limit, the nearer to
+// it the more of its budget its buffers fill. (Below MemoryLimit the trawl
+// command moves the limit with the live heap, so that a small job stays
+// small.)
 // Measured on two cores (TestPeakRSS, a job of 2M records whose map output
 // is 217 MiB, its peak resident memory above the 21-25 MiB of the process
 // before it): 75 MiB at a 16 MiB budget (limit 160 MiB), 137 MiB at 64 MiB

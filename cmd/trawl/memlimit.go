@@ -8,43 +8,78 @@ import (
 	"github.com/trawl/trawl/mapreduce"
 )
 
-// applyMemoryLimit sets the Go runtime's soft memory limit for a command
-// from the engine settings: mapreduce.MemoryLimit of engine.memory and
-// engine.parallelism (for the default 256 MiB budget on 2 cores, 400 MiB).
-// Without it the default GOGC lets the heap reach twice its live size,
-// which for an engine job is mostly its full sort buffers: about twice the
-// budget. A GOMEMLIMIT in the environment wins.
+// memoryControl holds the Go runtime's memory settings of one command:
+// the soft memory limit its memory budget implies and the collector's
+// pacing below it, and what to restore when the command ends.
+type memoryControl struct {
+	tuner     *gcTuner // nil unless trawl paces the collector
+	setLimit  bool     // trawl sets the limit (no GOMEMLIMIT)
+	prevGC    int
+	prevLimit int64
+}
+
+// applyMemoryLimit sets the Go runtime's memory settings for a command
+// from the engine settings. The soft memory limit is mapreduce.MemoryLimit
+// of engine.memory and engine.parallelism (for the default 256 MiB budget
+// on 2 cores, 400 MiB): without one, Go's default GOGC lets the heap reach
+// twice its live size, which for an engine job is mostly its full sort
+// buffers, about twice the budget.
 //
-// Below the limit the heap may grow by gcPercent of its live size between
-// collections (GOGC; Go's default is 100), unless GOGC is in the
-// environment. It returns a function that restores both.
-func applyMemoryLimit(s *session) (restore func()) {
+// Below that limit a gcTuner paces the collector: the heap may grow to
+// fill gcFloor, or by gcPercent of its live size when that is more. With
+// GOGC in the environment the collector paces as it says, under the
+// limit; with GOMEMLIMIT in the environment that limit wins, and GOGC is
+// gcPercent unless set too.
+func applyMemoryLimit(s *session) *memoryControl {
 	gogc, memlimit := false, false
 	for _, kv := range s.io.env {
 		gogc = gogc || strings.HasPrefix(kv, "GOGC=")
 		memlimit = memlimit || strings.HasPrefix(kv, "GOMEMLIMIT=")
 	}
-	prevGC, prevLimit := currentGCPercent(), debug.SetMemoryLimit(-1)
-	restore = func() {
-		debug.SetGCPercent(prevGC)
-		debug.SetMemoryLimit(prevLimit)
-	}
+	m := &memoryControl{setLimit: !memlimit, prevGC: currentGCPercent(), prevLimit: debug.SetMemoryLimit(-1)}
 	if !gogc {
 		debug.SetGCPercent(gcPercent)
 	}
-	if !memlimit {
-		limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
-		debug.SetMemoryLimit(limit)
-		s.log.Debug("memory limit", "bytes", limit, "gc_percent", currentGCPercent())
+	if memlimit {
+		return m
 	}
-	return restore
+	limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
+	debug.SetMemoryLimit(limit)
+	if !gogc {
+		debug.SetGCPercent(gcMaxPercent)
+		m.tuner = startGCTuner(gcFloor, limit)
+	}
+	s.log.Debug("memory limit", "bytes", limit, "gc_percent", currentGCPercent(), "tuned", m.tuner != nil)
+	return m
 }
 
-// gcPercent is trawl's GOGC. In a 5-round crawl of a 20,000-page
-// synthetic web (scripts/crawlcpu.sh), 75 rather than Go's 100 took the
-// peak RSS from 134-135 MiB to 125-127 MiB, for more frequent collections
-// (about a third more GC work, a few percent of the crawl's CPU: within
-// the runs' noise).
+// setCeiling makes limit the command's memory limit (a task takes it from
+// its job's memory budget), unless GOMEMLIMIT is in the environment.
+func (m *memoryControl) setCeiling(limit int64) {
+	switch {
+	case m.tuner != nil:
+		m.tuner.setCeiling(limit)
+	case m.setLimit:
+		debug.SetMemoryLimit(limit)
+	}
+}
+
+// restore stops the tuner and puts back GOGC and the memory limit in
+// effect before the command.
+func (m *memoryControl) restore() {
+	if m.tuner != nil {
+		m.tuner.stop()
+	}
+	debug.SetGCPercent(m.prevGC)
+	debug.SetMemoryLimit(m.prevLimit)
+}
+
+// gcPercent is the ratio by which trawl lets a heap above gcFloor grow
+// between collections (the GOGC of a command run under GOMEMLIMIT). In a
+// 5-round crawl of a 20,000-page synthetic web (scripts/crawlcpu.sh), a
+// fixed GOGC of 75 rather than Go's 100 took the peak RSS from 134-135
+// MiB to 125-127 MiB, for more frequent collections (about a third more GC
+// work, a few percent of the crawl's CPU).
 const gcPercent = 75
 
 // currentGCPercent returns the GOGC in effect.

@@ -29,15 +29,25 @@ func TestMemoryLimit(t *testing.T) {
 	if after := debug.SetMemoryLimit(-1); after != before {
 		t.Errorf("memory limit %d after the command, %d before", after, before)
 	}
-	if !strings.Contains(stderr.String(), fmt.Sprintf("gc_percent=%d", gcPercent)) {
-		t.Errorf("stderr lacks gc_percent=%d:\n%s", gcPercent, stderr.String())
+	if !strings.Contains(stderr.String(), fmt.Sprintf("gc_percent=%d tuned=true", gcMaxPercent)) {
+		t.Errorf("stderr lacks gc_percent=%d tuned=true:\n%s", gcMaxPercent, stderr.String())
 	}
 	if after := currentGCPercent(); after != gcBefore {
 		t.Errorf("GOGC %d after the command, %d before", after, gcBefore)
 	}
 
+	// GOGC in the environment paces the collector: no tuner.
 	stderr.Reset()
-	env := []string{"HOME=" + t.TempDir(), "GOMEMLIMIT=1GiB"}
+	env := []string{"HOME=" + t.TempDir(), "GOGC=90"}
+	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "tuned=false") {
+		t.Errorf("GOGC set, yet trawl tuned the collector:\n%s", stderr.String())
+	}
+
+	stderr.Reset()
+	env = []string{"HOME=" + t.TempDir(), "GOMEMLIMIT=1GiB"}
 	if code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

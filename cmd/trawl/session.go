@@ -20,6 +20,9 @@ type session struct {
 	log      *slog.Logger
 	io       *stdio
 	resolver *storage.Resolver
+	// mem is the runtime's memory settings for the command (set by
+	// action).
+	mem *memoryControl
 }
 
 // action wraps a command's body: it loads the settings into a session,
@@ -33,7 +36,8 @@ func action(sio *stdio, f func(s *session, c *cli.Context) error) cli.ActionFunc
 			return err
 		}
 		defer useLogger(s.log)()
-		defer applyMemoryLimit(s)()
+		s.mem = applyMemoryLimit(s)
+		defer s.mem.restore()
 		defer func() {
 			if err := s.resolver.Close(); err != nil {
 				s.log.Warn("closing file systems", "err", err)

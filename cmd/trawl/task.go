@@ -1,7 +1,6 @@
 package main
 
 import (
-	"runtime/debug"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
@@ -43,7 +42,7 @@ Examples:
 			// submitting user.
 			if v := env[mapreduce.EnvEngineMemory]; v != "" && env["GOMEMLIMIT"] == "" {
 				if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-					defer debug.SetMemoryLimit(debug.SetMemoryLimit(mapreduce.MemoryLimit(n, 1)))
+					s.mem.setCeiling(mapreduce.MemoryLimit(n, 1))
 				}
 			}
 			res := s.resolver
