@@ -712,7 +712,9 @@ func (s fetchSpec) runTask(t *mapreduce.Task, rows []crawldb.Datum, pp *pagePars
 		reqs[i] = fetcher.Request{URL: d.URL, ETag: d.ETag, LastModified: d.LastModified, Priority: float64(d.Score), ID: i}
 	}
 	content := make(chan fetchedPage, contentQueue)
-	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), content: content, warc: s.Options.WARC != nil}
+	// A row per fetch-list URL, and a few more for redirects followed.
+	rec := &fetchRecorder{t: t, rows: rows, reported: make([]bool, len(rows)), content: content, warc: s.Options.WARC != nil,
+		out: make([]segment.Fetch, 0, len(rows)+len(rows)/8)}
 	written := startPageWriter(t, content, pp, emit)
 	st, err := func() (*fetcher.Stats, error) {
 		defer func() {
