@@ -21,8 +21,9 @@ import (
 // MiB in the generate and updatedb jobs and 35-45 MiB at the fetch's
 // peak: GOGC 75 collected about 90 times, and GOGC 100 cost less CPU but
 // took the peak RSS to 117-129 MiB. The tuner collected about 55 times,
-// for 7% less CPU than GOGC 75 (383 against 412 µs a page, mean of 5
-// alternated runs) and a peak RSS of 102-109 MiB against 107-113.
+// for 5-7% less CPU than GOGC 75 in three rounds of alternated runs (507
+// against 535 µs a page, the means of 6 runs each, in the last) and a peak
+// RSS of 102-110 MiB against 107-113.
 type gcTuner struct {
 	floor int64
 
