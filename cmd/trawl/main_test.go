@@ -39,6 +39,14 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	if raceEnabled {
+		// A binary built with -race sleeps a second before it exits
+		// (the race runtime's atexit_sleep_ms, for other threads'
+		// reports): a second of every one of the hundreds of runs here
+		// and of every task the Hadoop emulation starts. Races are still
+		// reported as they happen.
+		if os.Getenv("GORACE") == "" {
+			os.Setenv("GORACE", "atexit_sleep_ms=0")
+		}
 		plainBinPath = filepath.Join(dir, "trawl-norace")
 		if err := goBuild(plainBinPath, false); err != nil {
 			fmt.Fprintln(os.Stderr, err)
