@@ -639,7 +639,10 @@ func (s fetchSpec) Job() (mapreduce.Runnable, error) {
 			if len(ft.rows) == 0 {
 				return nil
 			}
-			rows := ft.rows
+			// The rows grew by appends, to up to twice their number;
+			// the fetch holds them to its end, so it holds a copy of
+			// their size and lets the grown array go.
+			rows := slices.Clone(ft.rows)
 			ft.rows = nil
 			return s.runTask(t, rows, pp, emit)
 		},
