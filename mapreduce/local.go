@@ -641,11 +641,12 @@ func slogTo(w io.Writer) *slog.Logger {
 }
 
 // largestFirst returns the order in which to run the map tasks of splits:
-// the largest (in rows times their input's RowWeight) first, ties by index. With more tasks than
-// slots, index order can leave the largest split for last, running alone
-// on one core while the others idle (a CrawlDB update's parse input is one
-// large file after the CrawlDB's parts); largest first bounds that tail by
-// the smallest tasks (Graham's LPT rule).
+// the largest (in rows times their input's RowWeight) first, ties by
+// index. With more tasks than slots, index order can leave the largest
+// split for last, running alone on one core while the others idle (a
+// CrawlDB update's parse input is one large file after the CrawlDB's
+// parts); largest first bounds that tail by the smallest tasks (Graham's
+// LPT rule).
 func largestFirst(splits []split) []int {
 	order := make([]int, len(splits))
 	for i := range order {

@@ -46,7 +46,7 @@ const gcMaxPercent = 200
 
 // The runtime metrics the tuner reads: the heap the last collection found
 // live, then the runtime's total memory and the heap's classes of it.
-var tunerMetrics = []string{
+var tunerMetrics = [...]string{
 	"/gc/heap/live:bytes",
 	"/memory/classes/total:bytes",
 	"/memory/classes/heap/objects:bytes",
@@ -102,7 +102,7 @@ func (t *gcTuner) setCeiling(ceiling int64) {
 // apply reads the heap's metrics and sets the limit; t.mu is held.
 func (t *gcTuner) apply() {
 	metrics.Read(t.sample)
-	v := make([]int64, len(t.sample))
+	var v [len(tunerMetrics)]int64
 	for i, s := range t.sample {
 		if s.Value.Kind() == metrics.KindUint64 {
 			v[i] = int64(s.Value.Uint64())

@@ -37,10 +37,10 @@ func applyMemoryLimit(s *session) *memoryControl {
 		memlimit = memlimit || strings.HasPrefix(kv, "GOMEMLIMIT=")
 	}
 	m := &memoryControl{setLimit: !memlimit, prevGC: currentGCPercent(), prevLimit: debug.SetMemoryLimit(-1)}
-	if !gogc {
-		debug.SetGCPercent(gcPercent)
-	}
 	if memlimit {
+		if !gogc {
+			debug.SetGCPercent(gcPercent)
+		}
 		return m
 	}
 	limit := mapreduce.MemoryLimit(s.cfg.Size(config.EngineMemory), s.cfg.Int(config.EngineParallelism))
