@@ -204,13 +204,16 @@ func BenchmarkUpdateDB(b *testing.B) {
 	writeSegmentStage(b, seg, segment.DirFetch, fetches)
 	writeSegmentStage(b, seg, segment.DirCrawlParse, updates)
 	current := filepath.Join(env.Crawl, "crawldb", crawldb.CurrentName)
+	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		cpu0 := cpuTime()
 		res, err := UpdateDB(context.Background(), env, UpdateOptions{Segments: []string{seg}, Now: ft, Remerge: true})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
+		cpu += cpuTime() - cpu0
 		if res.Fetched != int64(len(fetches)) {
 			b.Fatalf("fetched %d", res.Fetched)
 		}
@@ -218,6 +221,7 @@ func BenchmarkUpdateDB(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(benchRows)/float64(b.N), "cpu-ns/row")
 }
 
 // benchHostDb writes a HostDb of 2,000 hosts, the synthetic CrawlDB's
