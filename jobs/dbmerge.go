@@ -22,29 +22,32 @@ const (
 	// kindCluster: the page's row of the cluster result being applied
 	// (its assignment/ or samples/ row).
 	kindCluster uint8 = 4
-	// kindLink: a link to the URL, from crawl_parse (an outlink) or
+	// kindLink: links to the URL, from crawl_parse (outlinks) or
 	// crawl_fetch (a redirect target).
 	kindLink uint8 = 5
 )
 
-// dbValue is updatedb's shuffle value: one input record of a URL. Exactly
-// one of Old, Fetch, Parse, Cluster and Link is set, as Kind says.
+// dbValue is updatedb's shuffle value: one input record of a URL, or a map
+// task's links to it. Exactly one of Old, Fetch, Parse, Cluster and Links
+// is set, as Kind says.
 type dbValue struct {
 	Kind    uint8
 	Old     *crawldb.Datum
 	Fetch   *segment.Fetch
 	Parse   *segment.ParseUpdate
 	Cluster *clusterValue
-	Link    *dbLink
+	Links   []dbLink
 }
 
 // dbLink is a link to a URL as it travels through updatedb's shuffle:
 // only what the reduce uses of it, so that a link costs its linking URL,
 // its cash and a few bytes (a crawl_parse row as read costs some 50 more,
-// and twice the time to decode). A map-side combiner packing a key's links
-// into one value was tried on a 5-round crawl of 20,000 pages: it cut the
-// reduce's input records 2.9x but cost 0.7 s more CPU than it saved (3.3 s
-// against 2.6 s for the whole updatedb), so updatedb has none.
+// and twice the time to decode). A map task packs the links it reads to
+// one URL into one value (linkCombiner), so that a URL many pages link to
+// is sorted and merged once per task, not once per link. (The engine's
+// Combine, which packs a key's values after sorting them all, was tried
+// first: it cut the reduce's input records 2.9x but cost 0.7 s more CPU
+// than it saved in a 5-round crawl of 20,000 pages.)
 type dbLink struct {
 	// From is the linking page and Cash the OPIC cash it passes.
 	From pageID
@@ -203,7 +206,9 @@ func collect(url string, values iter.Seq[dbValue], links *inlinkHeap, count func
 		case kindParse:
 			collectParse(&in, v.Parse, count)
 		case kindLink:
-			collectLink(&in, v.Link, links)
+			for i := range v.Links {
+				collectLink(&in, &v.Links[i], links)
+			}
 		case kindCluster:
 			// An assignment row gives the label, a samples row the flag
 			// (and the same label).

@@ -77,7 +77,7 @@ func vSig(url string, sig string, at time.Time) dbValue {
 
 // vLink is a link to to, as parseInput emits it (to is the key).
 func vLink(to, from string, cash float32) dbValue {
-	return dbValue{Kind: kindLink, Link: &dbLink{From: pageIDOf(from), Cash: cash}}
+	return dbValue{Kind: kindLink, Links: []dbLink{{From: pageIDOf(from), Cash: cash}}}
 }
 
 func ms(sec int64) time.Time { return tFetch.Add(time.Duration(sec) * time.Second) }

@@ -86,22 +86,24 @@ func (s updateDB) Job() (mapreduce.Runnable, error) {
 		return nil, err
 	}
 	keep := urlKeeper{filters}
+	combiners := &sync.Pool{New: func() any { return newLinkCombiner(combineMaxURLs, combineMaxLinks) }}
 	inputs := []mapreduce.Input[dbValue]{s.dbInput(keep)}
 	for _, seg := range s.Segments {
 		inputs = append(inputs, fetchInput(seg.Fetch, keep))
 		if seg.Parse != "" {
-			inputs = append(inputs, parseInput(seg.Parse, keep))
+			inputs = append(inputs, parseInput(seg.Parse, keep, combiners))
 		}
 	}
 	if s.Clusters != nil {
 		inputs = append(inputs, clusterInputs(s.Clusters.Result)...)
 	}
 	return &mapreduce.Job[dbValue, crawldb.Datum]{
-		Name:      JobUpdateDB,
-		Inputs:    inputs,
-		Reduce:    merger.reduce(),
-		NumReduce: s.Parts,
-		Outputs:   []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](s.Out)},
+		Name:       JobUpdateDB,
+		Inputs:     inputs,
+		Reduce:     merger.reduce(),
+		NumReduce:  s.Parts,
+		Outputs:    []mapreduce.Output[crawldb.Datum]{mapreduce.Write[crawldb.Datum](s.Out)},
+		MapCleanup: flushLinks(combiners),
 	}, nil
 }
 
@@ -189,7 +191,7 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		if (f.Status == crawldb.StatusFetchRedirTemp || f.Status == crawldb.StatusFetchRedirPerm) &&
 			f.RedirectURL != "" && f.RedirectURL != f.URL && k.keep(t, f.RedirectURL) {
 			t.Count(ctrRedirectLinks, 1)
-			emit(f.RedirectURL, dbValue{Kind: kindLink, Link: &dbLink{From: pageIDOf(f.URL)}})
+			emit(f.RedirectURL, dbValue{Kind: kindLink, Links: []dbLink{{From: pageIDOf(f.URL)}}})
 		}
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns())
@@ -197,18 +199,20 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 
 // parseInput reads a segment's crawl_parse: parsed pages' signatures with
 // the links they follow, and single links. A link travels as a dbLink,
-// which carries only what the reduce uses of it; a signature row loses
-// its URL (the key), anchor and links.
+// which carries only what the reduce uses of it, packed with the task's
+// other links to the same URL (linkCombiner); a signature row loses its
+// URL (the key), anchor and links.
 //
 // A row emits its page's links too, so a crawl_parse row weighs
 // parseRowWeight records when the engine orders its map tasks (most work
 // first): by rows alone, a segment's crawl_parse would look lighter than a
 // CrawlDB split and run last, alone on one core.
-func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
+func parseInput(dir string, k urlKeeper, combiners *sync.Pool) mapreduce.Input[dbValue] {
 	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+		links := taskLinks(t, combiners)
 		if p.Status == crawldb.StatusLinked {
 			if k.keep(t, p.URL) {
-				emit(p.URL, dbValue{Kind: kindLink, Link: &dbLink{From: pageIDOf(p.FromURL), Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}})
+				links.add(p.URL, dbLink{From: pageIDOf(p.FromURL), Cash: p.Score, Relevance: p.Relevance, Hops: p.OffTopicHops}, emit)
 			}
 			return nil
 		}
@@ -216,7 +220,7 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		for i := range p.Links {
 			l := &p.Links[i]
 			if k.keep(t, l.URL) {
-				emit(l.URL, dbValue{Kind: kindLink, Link: &dbLink{From: from, Cash: p.Score, Relevance: l.Relevance, Hops: p.OffTopicHops}})
+				links.add(l.URL, dbLink{From: from, Cash: p.Score, Relevance: l.Relevance, Hops: p.OffTopicHops}, emit)
 			}
 		}
 		if !k.keep(t, p.URL) {
@@ -229,6 +233,118 @@ func parseInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 		emit(p.URL, dbValue{Kind: kindParse, Parse: &sig})
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns(), mapreduce.RowWeight(parseRowWeight))
+}
+
+// linkCombiner packs the links a map task reads by the URL they point to
+// (in-mapper combining): each URL's links leave the task as one value, at
+// the task's end (flushLinks) or when the combiner is full, instead of
+// one value per link. The reduce adds a URL's links up whatever their
+// order and grouping (the inlink heap keeps the most valuable by cash and
+// linking page, the cash is summed in that order, the relevance is the
+// highest and the hops the fewest), so the new CrawlDB is the same.
+//
+// The links are held in one slab, chained per URL by index, so that
+// holding a URL's links allocates nothing beyond its map entry. When a
+// full combiner finds it held few links per URL (links to URLs that few
+// pages of the task share, as random links are), it stops combining for
+// the rest of its task and emits each link as it comes: packing would
+// cost more than it saves.
+type linkCombiner struct {
+	head map[string]int32 // URL -> its last link in slab (+1; 0 ends a chain)
+	slab []chainedLink
+	pack []dbLink // scratch: one URL's links as they are emitted
+	// direct: the task's links go out one by one (see above).
+	direct bool
+	// The bounds on the URLs and links held (combineMaxURLs and
+	// combineMaxLinks).
+	maxURLs, maxLinks int
+}
+
+// newLinkCombiner makes an empty combiner that holds at most maxURLs URLs
+// and maxLinks links.
+func newLinkCombiner(maxURLs, maxLinks int) *linkCombiner {
+	return &linkCombiner{head: make(map[string]int32), maxURLs: maxURLs, maxLinks: maxLinks}
+}
+
+// chainedLink is a held link and the index+1 of the URL's link before it.
+type chainedLink struct {
+	link dbLink
+	prev int32
+}
+
+// Bounds on what a linkCombiner holds before it emits what it has: URLs
+// and links. At these sizes it holds about 4 MiB (a URL's map entry and
+// its string, which the decoded row already allocated, and 32 bytes a
+// link). combineMinLinks is the fewest links per URL (in quarters) a full
+// combiner must have held to go on combining.
+const (
+	combineMaxURLs  = 1 << 15
+	combineMaxLinks = 1 << 17
+	combineMinLinks = 5 // 1.25 links per URL
+)
+
+// taskLinks returns the map task's link combiner (in Task.State, which the
+// engine clears for every map split), taken from the job's pool: a task
+// reuses the storage an earlier one grew.
+func taskLinks(t *mapreduce.Task, combiners *sync.Pool) *linkCombiner {
+	if c, ok := t.State.(*linkCombiner); ok {
+		return c
+	}
+	c := combiners.Get().(*linkCombiner)
+	t.State = c
+	return c
+}
+
+// add holds a link to url, first emitting everything held if the
+// combiner is full.
+func (c *linkCombiner) add(url string, l dbLink, emit mapreduce.Emit[dbValue]) {
+	if c.direct {
+		c.pack = append(c.pack[:0], l)
+		emit(url, dbValue{Kind: kindLink, Links: c.pack})
+		return
+	}
+	prev, ok := c.head[url]
+	if len(c.slab) >= c.maxLinks || !ok && len(c.head) >= c.maxURLs {
+		c.direct = 4*len(c.slab) < combineMinLinks*len(c.head)
+		c.flush(emit)
+		if c.direct {
+			c.add(url, l, emit)
+			return
+		}
+		prev = 0
+	}
+	c.slab = append(c.slab, chainedLink{link: l, prev: prev})
+	c.head[url] = int32(len(c.slab))
+}
+
+// flush emits the held links, one value per URL, and empties the
+// combiner. The value's links are in the reverse of the order they came
+// in; the engine encodes a value as it is emitted, so pack is reused.
+func (c *linkCombiner) flush(emit mapreduce.Emit[dbValue]) {
+	for url, i := range c.head {
+		c.pack = c.pack[:0]
+		for ; i > 0; i = c.slab[i-1].prev {
+			c.pack = append(c.pack, c.slab[i-1].link)
+		}
+		emit(url, dbValue{Kind: kindLink, Links: c.pack})
+	}
+	clear(c.head)
+	c.slab = c.slab[:0]
+}
+
+// flushLinks makes updatedb's MapCleanup: it emits what the task's link
+// combiner holds, if the task read links, and gives the combiner back to
+// combiners.
+func flushLinks(combiners *sync.Pool) func(*mapreduce.Task, mapreduce.Emit[dbValue]) error {
+	return func(t *mapreduce.Task, emit mapreduce.Emit[dbValue]) error {
+		if c, ok := t.State.(*linkCombiner); ok {
+			c.flush(emit)
+			c.direct = false
+			t.State = nil
+			combiners.Put(c)
+		}
+		return nil
+	}
 }
 
 // parseRowWeight is the records a crawl_parse row emits in updatedb, for
