@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"time"
 
@@ -273,9 +274,8 @@ type chainedLink struct {
 }
 
 // Bounds on what a linkCombiner holds before it emits what it has: URLs
-// and links. At these sizes it holds about 4 MiB (a URL's map entry and
-// its string, which the decoded row already allocated, and 32 bytes a
-// link). combineMinLinks is the fewest links per URL (in quarters) a full
+// and links. At these sizes it holds about 6 MiB (a URL's map entry and
+// a copy of it, and 32 bytes a link). combineMinLinks is the fewest links per URL (in quarters) a full
 // combiner must have held to go on combining.
 const (
 	combineMaxURLs  = 1 << 15
@@ -311,7 +311,12 @@ func (c *linkCombiner) add(url string, l dbLink, emit mapreduce.Emit[dbValue]) {
 			c.add(url, l, emit)
 			return
 		}
-		prev = 0
+		prev, ok = 0, false
+	}
+	if !ok {
+		// The map keeps url past the row it came in, whose memory a
+		// Parquet reader may reuse.
+		url = strings.Clone(url)
 	}
 	c.slab = append(c.slab, chainedLink{link: l, prev: prev})
 	c.head[url] = int32(len(c.slab))
