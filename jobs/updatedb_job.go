@@ -204,7 +204,7 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 // other links to the same URL (linkCombiner); a signature row loses its
 // URL (the key), anchor and links.
 //
-// A row emits its page's links too, so a crawl_parse row weighs
+// A row carries its page's links too, so a crawl_parse row weighs
 // parseRowWeight records when the engine orders its map tasks (most work
 // first): by rows alone, a segment's crawl_parse would look lighter than a
 // CrawlDB split and run last, alone on one core.
@@ -275,12 +275,10 @@ type chainedLink struct {
 
 // Bounds on what a linkCombiner holds before it emits what it has: URLs
 // and links. At these sizes it holds about 6 MiB (a URL's map entry and
-// a copy of it, and 32 bytes a link). combineMinLinks is the fewest links per URL (in quarters) a full
-// combiner must have held to go on combining.
+// a copy of it, and 32 bytes a link).
 const (
 	combineMaxURLs  = 1 << 15
 	combineMaxLinks = 1 << 17
-	combineMinLinks = 5 // 1.25 links per URL
 )
 
 // taskLinks returns the map task's link combiner (in Task.State, which the
@@ -299,16 +297,16 @@ func taskLinks(t *mapreduce.Task, combiners *sync.Pool) *linkCombiner {
 // combiner is full.
 func (c *linkCombiner) add(url string, l dbLink, emit mapreduce.Emit[dbValue]) {
 	if c.direct {
-		c.pack = append(c.pack[:0], l)
-		emit(url, dbValue{Kind: kindLink, Links: c.pack})
+		c.emitOne(url, l, emit)
 		return
 	}
 	prev, ok := c.head[url]
 	if len(c.slab) >= c.maxLinks || !ok && len(c.head) >= c.maxURLs {
-		c.direct = 4*len(c.slab) < combineMinLinks*len(c.head)
+		// Fewer than 1.25 links a URL: packing does not pay.
+		c.direct = 4*len(c.slab) < 5*len(c.head)
 		c.flush(emit)
 		if c.direct {
-			c.add(url, l, emit)
+			c.emitOne(url, l, emit)
 			return
 		}
 		prev, ok = 0, false
@@ -320,6 +318,12 @@ func (c *linkCombiner) add(url string, l dbLink, emit mapreduce.Emit[dbValue]) {
 	}
 	c.slab = append(c.slab, chainedLink{link: l, prev: prev})
 	c.head[url] = int32(len(c.slab))
+}
+
+// emitOne emits one link to url as a value of its own.
+func (c *linkCombiner) emitOne(url string, l dbLink, emit mapreduce.Emit[dbValue]) {
+	c.pack = append(c.pack[:0], l)
+	emit(url, dbValue{Kind: kindLink, Links: c.pack})
 }
 
 // flush emits the held links, one value per URL, and empties the
@@ -352,9 +356,10 @@ func flushLinks(combiners *sync.Pool) func(*mapreduce.Task, mapreduce.Emit[dbVal
 	}
 }
 
-// parseRowWeight is the records a crawl_parse row emits in updatedb, for
-// ordering map tasks: its signature and its links, about 14 a page on the
-// synthetic web (10 in bench/crawldb).
+// parseRowWeight is the work of a crawl_parse row in updatedb, in
+// records, for ordering map tasks: its signature and its links (each read,
+// filtered and, packed or not, shuffled), about 14 a page on the synthetic
+// web (10 in bench/crawldb).
 const parseRowWeight = 12
 
 // clusterInputs read the applied cluster result's assignment/ (labels)
