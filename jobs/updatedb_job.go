@@ -199,17 +199,18 @@ func fetchInput(dir string, k urlKeeper) mapreduce.Input[dbValue] {
 }
 
 // parseInput reads a segment's crawl_parse: parsed pages' signatures with
-// the links they follow, and single links. A link travels as a dbLink,
-// which carries only what the reduce uses of it, packed with the task's
-// other links to the same URL (linkCombiner); a signature row loses its
-// URL (the key), anchor and links.
+// the links they follow, and single links. It reads the columns of
+// parseRow, not the anchors. A link travels as a dbLink, which carries
+// only what the reduce uses of it, packed with the task's other links to
+// the same URL (linkCombiner); a signature row loses its URL (the key)
+// and links.
 //
 // A row carries its page's links too, so a crawl_parse row weighs
 // parseRowWeight records when the engine orders its map tasks (most work
 // first): by rows alone, a segment's crawl_parse would look lighter than a
 // CrawlDB split and run last, alone on one core.
 func parseInput(dir string, k urlKeeper, combiners *sync.Pool) mapreduce.Input[dbValue] {
-	return mapreduce.From(dir, func(t *mapreduce.Task, p segment.ParseUpdate, emit mapreduce.Emit[dbValue]) error {
+	return mapreduce.From(dir, func(t *mapreduce.Task, p parseRow, emit mapreduce.Emit[dbValue]) error {
 		links := taskLinks(t, combiners)
 		if p.Status == crawldb.StatusLinked {
 			if k.keep(t, p.URL) {
@@ -229,11 +230,50 @@ func parseInput(dir string, k urlKeeper, combiners *sync.Pool) mapreduce.Input[d
 		}
 		// A copy goes into the shuffle, so that only these rows, not the
 		// links, are moved to the heap.
-		sig := p
-		sig.URL, sig.Anchor, sig.Links = "", "", nil // not used here: keep the shuffle small
-		emit(p.URL, dbValue{Kind: kindParse, Parse: &sig})
+		emit(p.URL, dbValue{Kind: kindParse, Parse: p.update()})
 		return nil
 	}, mapreduce.RequireSuccess(), mapreduce.AllowMissingColumns(), mapreduce.RowWeight(parseRowWeight))
+}
+
+// parseRow is what updatedb reads of a crawl_parse row
+// (segment.ParseUpdate): every column but the anchors, which the CrawlDB
+// does not keep. A Parquet reader decodes only the columns of the struct
+// it fills, so the anchor strings are neither decoded nor allocated.
+// TestParseRowColumns keeps the two types in step.
+type parseRow struct {
+	URL          string           `parquet:"url"`
+	Status       crawldb.Status   `parquet:"status"`
+	FromURL      string           `parquet:"from_url"`
+	Score        float32          `parquet:"score"`
+	Signature    []byte           `parquet:"signature,optional"`
+	Features     crawldb.Features `parquet:"features"`
+	FetchTime    time.Time        `parquet:"fetch_time,optional,timestamp(millisecond)"`
+	Relevance    float32          `parquet:"relevance"`
+	OffTopic     bool             `parquet:"off_topic"`
+	OffTopicHops int32            `parquet:"off_topic_hops"`
+	Links        []parseRowLink   `parquet:"links,list"`
+}
+
+// parseRowLink is what updatedb reads of a segment.ParseLink.
+type parseRowLink struct {
+	URL       string  `parquet:"url"`
+	Relevance float32 `parquet:"relevance"`
+}
+
+// update returns the row as the shuffle carries it: a new
+// segment.ParseUpdate without its URL (the key) and links.
+func (p *parseRow) update() *segment.ParseUpdate {
+	return &segment.ParseUpdate{
+		Status:       p.Status,
+		FromURL:      p.FromURL,
+		Score:        p.Score,
+		Signature:    p.Signature,
+		Features:     p.Features,
+		FetchTime:    p.FetchTime,
+		Relevance:    p.Relevance,
+		OffTopic:     p.OffTopic,
+		OffTopicHops: p.OffTopicHops,
+	}
 }
 
 // linkCombiner packs the links a map task reads by the URL they point to

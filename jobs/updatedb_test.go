@@ -410,3 +410,81 @@ func TestUpdateDBSpecRoundTrip(t *testing.T) {
 	}
 	checkRoundTrip(t, spec)
 }
+
+// parquetLeaves lists the Parquet leaf columns of struct type t as
+// "path kind" strings: nested structs and lists of structs are walked,
+// time.Time is a leaf.
+func parquetLeaves(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+		ft := f.Type
+		switch {
+		case ft.Kind() == reflect.Struct && ft != reflect.TypeFor[time.Time]():
+			out = append(out, parquetLeaves(ft, prefix+name+".")...)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			out = append(out, parquetLeaves(ft.Elem(), prefix+name+"[].")...)
+		default:
+			out = append(out, prefix+name+" "+ft.String()+" "+f.Tag.Get("parquet"))
+		}
+	}
+	return out
+}
+
+// TestParseRowColumns checks that updatedb's parseRow reads every column
+// of a crawl_parse row but the anchors, with the same types and tags: a
+// column added to segment.ParseUpdate must be added to parseRow (and
+// parseRow.update) or named here.
+func TestParseRowColumns(t *testing.T) {
+	var want []string
+	for _, c := range parquetLeaves(reflect.TypeFor[segment.ParseUpdate](), "") {
+		if !strings.HasPrefix(c, "anchor ") && !strings.HasPrefix(c, "links[].anchor ") {
+			want = append(want, c)
+		}
+	}
+	got := parquetLeaves(reflect.TypeFor[parseRow](), "")
+	if !slices.Equal(got, want) {
+		t.Errorf("parseRow columns:\n%s\nwant (segment.ParseUpdate's but the anchors):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestParseRowRead writes crawl_parse rows with every field set and
+// checks what updatedb reads of them: the rows without their anchors, and
+// as the shuffle carries a signature row (parseRow.update), all but its
+// URL, anchor and links.
+func TestParseRowRead(t *testing.T) {
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	rows := []segment.ParseUpdate{{
+		URL: "http://a.example/", Status: crawldb.StatusSignature, FromURL: "http://from.example/",
+		Anchor: "page anchor", Score: 0.5, Signature: []byte{1, 2, 3},
+		Features:  crawldb.Features{Words: 1, Outlinks: 2, Inlinks: 3, Images: 4, Depth: 5, Bytes: 6},
+		FetchTime: at, Relevance: 0.25, OffTopic: true, OffTopicHops: 2,
+		Links: []segment.ParseLink{{URL: "http://b.example/", Anchor: "b", Relevance: 0.75}, {URL: "http://c.example/", Anchor: "c"}},
+	}, {
+		URL: "http://d.example/", Status: crawldb.StatusLinked, FromURL: "http://a.example/", Anchor: "d",
+		Score: 0.125, FetchTime: at, Relevance: 0.5, OffTopicHops: 1,
+	}}
+	p := filepath.Join(t.TempDir(), "part-m-00000.parquet")
+	writeParquet(t, p, rows)
+	got := readParts[parseRow](t, filepath.Dir(p))
+	if len(got) != len(rows) {
+		t.Fatalf("read %d rows, want %d", len(got), len(rows))
+	}
+	for i, r := range rows {
+		g := got[i]
+		if g.URL != r.URL || len(g.Links) != len(r.Links) {
+			t.Fatalf("row %d: read %+v, want %+v", i, g, r)
+		}
+		for j, l := range r.Links {
+			if g.Links[j] != (parseRowLink{URL: l.URL, Relevance: l.Relevance}) {
+				t.Errorf("row %d link %d: read %+v, want %+v", i, j, g.Links[j], l)
+			}
+		}
+		want := r
+		want.URL, want.Anchor, want.Links = "", "", nil
+		if u := g.update(); !reflect.DeepEqual(*u, want) {
+			t.Errorf("row %d: shuffled as\n%+v\nwant\n%+v", i, *u, want)
+		}
+	}
+}
