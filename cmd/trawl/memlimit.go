@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"runtime/debug"
 	"strings"
 
@@ -62,6 +63,23 @@ func (m *memoryControl) setCeiling(limit int64) {
 	case m.setLimit:
 		debug.SetMemoryLimit(limit)
 	}
+}
+
+// lift takes the memory settings off a command that runs no engine job
+// and keeps what it serves in memory for as long as it runs (simweb
+// serve, whose access log alone holds up to a million entries): a soft
+// limit below such a heap has the collector run back to back, on every
+// idle core. The settings in effect before the command (Go's own, or
+// GOGC and GOMEMLIMIT from the environment) apply instead.
+func (m *memoryControl) lift(log *slog.Logger) {
+	if m.tuner != nil {
+		m.tuner.stop()
+		m.tuner = nil
+	}
+	m.setLimit = false
+	debug.SetGCPercent(m.prevGC)
+	debug.SetMemoryLimit(m.prevLimit)
+	log.Debug("memory limit lifted", "bytes", m.prevLimit, "gc_percent", m.prevGC)
 }
 
 // restore stops the tuner and puts back GOGC and the memory limit in

@@ -308,6 +308,9 @@ func (s *session) simwebServe(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The server runs no engine job; its access log grows to
+	// AccessLogLimit entries over the crawls it serves.
+	s.mem.lift(s.log)
 	opts := simweb.ServeOptions{
 		HTTPAddr: httpAddr, DNSAddr: dnsAddr, IPPerHost: c.Bool("ip-per-host"),
 		Latency: c.Float64("latency"), ConnectLatency: c.Float64("connect-latency"), Start: start, Logger: s.log,
