@@ -25,9 +25,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -375,13 +377,24 @@ func EnvName(name string) string {
 
 // Lookup returns the setting called name.
 func Lookup(name string) (Setting, bool) {
-	for _, s := range Settings() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return Setting{}, false
+	s, ok := settingsByName()[name]
+	s.Choices = slices.Clone(s.Choices) // the caller's to change
+	return s, ok
 }
+
+// settingsByName indexes Settings by name. It is built once, on the first
+// Lookup: the settings are a fixed table, and the command line looks up
+// several hundred of them to build its flags, which with a new Settings
+// for each lookup allocated about 7 MB and cost every trawl process (a
+// Hadoop Streaming task is one) garbage collections as it started.
+var settingsByName = sync.OnceValue(func() map[string]Setting {
+	all := Settings()
+	m := make(map[string]Setting, len(all))
+	for _, s := range all {
+		m[s.Name] = s
+	}
+	return m
+})
 
 // File returns the config file that was read, or "" if none.
 func (c *Config) File() string { return c.file }

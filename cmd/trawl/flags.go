@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -140,14 +141,25 @@ func flagSetting(flag string) (setting, constant string, ok bool) {
 	return m.setting, m.constant, ok
 }
 
+// lookupFlag returns the mapping of flag.
 func lookupFlag(flag string) (flagMapping, bool) {
-	for _, m := range flagMappings() {
-		if m.flag == flag {
-			return m, true
+	m, ok := flagsByName()[flag]
+	return m, ok
+}
+
+// flagsByName indexes flagMappings by flag, built once: building the
+// command line looks up every flag, which with a new flagMappings for
+// each lookup allocated megabytes as every trawl process started.
+var flagsByName = sync.OnceValue(func() map[string]flagMapping {
+	all := flagMappings()
+	m := make(map[string]flagMapping, len(all))
+	for _, f := range all {
+		if _, dup := m[f.flag]; !dup {
+			m[f.flag] = f // the first mapping of a flag, as the loop found it
 		}
 	}
-	return flagMapping{}, false
-}
+	return m
+})
 
 // commandSettingFlags returns a flag for every setting flag that is not
 // global (for `trawl config`, which shows what they would do).
