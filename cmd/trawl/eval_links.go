@@ -59,7 +59,8 @@ func (s *session) evalLinkRank(c *cli.Context) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("eval linkrank: %w", err)
 	}
-	srv, err := web.Serve(c.Context, simweb.ServeOptions{DNSAddr: "127.0.0.1:0"})
+	// Nothing reads the access log: one entry in memory, not a million.
+	srv, err := web.Serve(c.Context, simweb.ServeOptions{DNSAddr: "127.0.0.1:0", AccessLogLimit: 1})
 	if err != nil {
 		return fmt.Errorf("eval linkrank: %w", err)
 	}
