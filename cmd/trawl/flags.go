@@ -149,14 +149,16 @@ func lookupFlag(flag string) (flagMapping, bool) {
 
 // flagsByName indexes flagMappings by flag, built once: building the
 // command line looks up every flag, which with a new flagMappings for
-// each lookup allocated megabytes as every trawl process started.
+// each lookup allocated megabytes as every trawl process started. A flag
+// mapped twice is a bug in the table.
 var flagsByName = sync.OnceValue(func() map[string]flagMapping {
 	all := flagMappings()
 	m := make(map[string]flagMapping, len(all))
 	for _, f := range all {
-		if _, dup := m[f.flag]; !dup {
-			m[f.flag] = f // the first mapping of a flag, as the loop found it
+		if _, dup := m[f.flag]; dup {
+			panic(fmt.Sprintf("trawl: flag --%s mapped twice", f.flag))
 		}
+		m[f.flag] = f
 	}
 	return m
 })

@@ -55,19 +55,3 @@ func TestMemoryLimit(t *testing.T) {
 		t.Errorf("GOMEMLIMIT set, yet trawl set its own limit:\n%s", stderr.String())
 	}
 }
-
-// BenchmarkStartVersion runs `trawl version` in-process: building the
-// command line (every command's flags, each looked up among the settings)
-// is what each trawl process, a Hadoop Streaming task's included, does
-// before its work.
-func BenchmarkStartVersion(b *testing.B) {
-	env := []string{"HOME=" + b.TempDir()}
-	var stdout, stderr bytes.Buffer
-	b.ReportAllocs()
-	for b.Loop() {
-		stdout.Reset()
-		if code := run(context.Background(), []string{"trawl", "version"}, strings.NewReader(""), &stdout, &stderr, env); code != 0 {
-			b.Fatalf("exit %d: %s", code, stderr.String())
-		}
-	}
-}
