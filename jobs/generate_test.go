@@ -91,6 +91,8 @@ func TestGenerateSelection(t *testing.T) {
 			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://a.example.com/2", "http://a.example.com/3", "http://a.example.com/4"}},
 		{name: "topN above the due count", o: GenerateOptions{TopN: 100}, want: allDue},
 		{name: "topN above the due count, one select reducer", o: GenerateOptions{TopN: 100, SelectReducers: 1}, want: allDue},
+		{name: "topN between the due count and the rows", o: GenerateOptions{TopN: 10}, want: allDue},
+		{name: "topN equal to the rows", o: GenerateOptions{TopN: 11}, want: allDue},
 		{name: "topN 5, one select reducer", o: GenerateOptions{TopN: 5, SelectReducers: 1},
 			want: []string{"http://a.example.com/1", "http://b.example.com/1", "http://a.example.com/2", "http://a.example.com/3", "http://a.example.com/4"}},
 		{name: "max 2 per host", o: GenerateOptions{MaxPerHost: 2},
@@ -137,6 +139,51 @@ func TestGenerateSelection(t *testing.T) {
 				t.Error("the candidates directory was left in the segment")
 			}
 		})
+	}
+}
+
+// TestGenerateTopNOverRows checks that a topN no smaller than the CrawlDB
+// (which can cut nothing) runs the selection as without one: one job,
+// whose fetch list is the one that no topN gives, part by part and in
+// order; and that a topN one row smaller still runs the cut.
+func TestGenerateTopNOverRows(t *testing.T) {
+	now := genNow()
+	var rows []crawldb.Datum
+	for h := range 6 {
+		for i := range 9 {
+			rows = append(rows, mkDatum("http://h"+itoa2(h)+".example/p"+itoa2(i), float32((h*9+i)%7), now.Add(-time.Minute), crawldb.StatusDBUnfetched))
+		}
+	}
+	run := func(topN int64) (*GenerateResult, map[string][]string) {
+		t.Helper()
+		env := testEnv(t)
+		writeDB(t, env, rows, 3)
+		res, err := Generate(context.Background(), env, GenerateOptions{Now: now, TopN: topN, NumFetchers: 2,
+			Schedule: ScheduleOptions{Name: "default"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lists := map[string][]string{}
+		for part, ds := range fetchList(t, res.Segment) {
+			for _, d := range ds {
+				lists[part] = append(lists[part], d.URL)
+			}
+		}
+		return res, lists
+	}
+	_, want := run(0)
+	for _, topN := range []int64{int64(len(rows)), 1000} {
+		res, got := run(topN)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("topN %d: fetch list %v\nwant (no topN) %v", topN, got, want)
+		}
+		if slices.Contains(res.Counters.Groups(), JobGenerateTopN) {
+			t.Errorf("topN %d of %d rows ran %s", topN, len(rows), JobGenerateTopN)
+		}
+	}
+	res, got := run(int64(len(rows)) - 1)
+	if n := len(got["part-r-00000.parquet"]) + len(got["part-r-00001.parquet"]); n != len(rows)-1 || res.OverTopN != 1 {
+		t.Errorf("topN %d: %d URLs selected, %d over the topN; want %d and 1", len(rows)-1, n, res.OverTopN, len(rows)-1)
 	}
 }
 
