@@ -13,8 +13,9 @@ import (
 )
 
 // ShuffleMarshaler is implemented by value types that encode themselves for
-// the shuffle (for speed or to control the encoding). The encoding must be
-// deterministic: equal values give equal bytes.
+// the shuffle (for speed or to control the encoding), with a method on the
+// type or on its pointer (a Codec calls it through a pointer to the value).
+// The encoding must be deterministic: equal values give equal bytes.
 type ShuffleMarshaler interface {
 	// AppendShuffle appends the encoding of the value to dst.
 	AppendShuffle(dst []byte) []byte
@@ -38,9 +39,10 @@ type ShuffleUnmarshaler interface {
 // elements; structs their exported fields in order; pointers a byte 0 (nil)
 // or 1 and the element; time.Time a byte 0 for the zero time, 1 and the
 // zigzag varint of UnixNano, or 2 and the seconds and nanoseconds (outside
-// UnixNano's range), decoding to UTC; types implementing ShuffleMarshaler a
-// uvarint length and their own bytes. Interfaces, channels and functions
-// are not supported (NewCodec fails). Unexported struct fields are skipped.
+// UnixNano's range), decoding to UTC; types whose pointer implements
+// ShuffleMarshaler and ShuffleUnmarshaler a uvarint length and their own
+// bytes. Interfaces, channels and functions are not supported (NewCodec
+// fails). Unexported struct fields are skipped.
 //
 // A Codec is immutable after NewCodec and safe for concurrent use.
 type Codec[V any] struct {
@@ -132,7 +134,7 @@ func (b *codecBuilder) encoder(t reflect.Type, where string) (encFunc, error) {
 // buildEncoder builds the encoder of t (see Codec for the format); where
 // names t's place in the codec's type for errors.
 func (b *codecBuilder) buildEncoder(t reflect.Type, where string) (encFunc, error) {
-	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
+	if isMarshaler(t) {
 		return marshalerEncoder(t), nil
 	}
 	if t == timeType {
@@ -159,17 +161,25 @@ func (b *codecBuilder) buildEncoder(t reflect.Type, where string) (encFunc, erro
 	return nil, fmt.Errorf("shuffle codec: %s: type %v (kind %v) is not supported", where, t, t.Kind())
 }
 
+// isMarshaler reports whether values of t encode themselves: *t is a
+// ShuffleMarshaler (with a method on t or on *t) and a ShuffleUnmarshaler.
+func isMarshaler(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return pt.Implements(marshalerType) && pt.Implements(unmarshalerType)
+}
+
 // isByteSlice reports whether t is a slice of bytes encoded as a whole
 // (its element type does not encode itself).
 func isByteSlice(t reflect.Type) bool {
-	return t.Elem().Kind() == reflect.Uint8 && !t.Elem().Implements(marshalerType)
+	return t.Elem().Kind() == reflect.Uint8 && !isMarshaler(t.Elem())
 }
 
 // marshalerEncoder encodes a ShuffleMarshaler of type t: a uvarint length
-// and its bytes.
+// and its bytes. It calls the method through a pointer to the value, so
+// that a large value is not copied into an interface.
 func marshalerEncoder(t reflect.Type) encFunc {
 	return func(buf []byte, p unsafe.Pointer) []byte {
-		m := reflect.NewAt(t, p).Elem().Interface().(ShuffleMarshaler)
+		m := reflect.NewAt(t, p).Interface().(ShuffleMarshaler)
 		// Reserve room for a one-byte length and fix up if longer.
 		start := len(buf)
 		buf = append(buf, 0)
@@ -497,7 +507,7 @@ func (b *codecBuilder) decoder(t reflect.Type) (decFunc, error) {
 // buildDecoder mirrors buildEncoder; the encoder has already rejected
 // unsupported types.
 func (b *codecBuilder) buildDecoder(t reflect.Type) decFunc {
-	if t.Implements(marshalerType) && reflect.PointerTo(t).Implements(unmarshalerType) {
+	if isMarshaler(t) {
 		return marshalerDecoder(t)
 	}
 	if t == timeType {
