@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -314,6 +316,69 @@ func BenchmarkReadBody(b *testing.B) {
 		body, err := readBody(bytes.NewReader(z), "gzip", int64(len(z)), DefaultContentLimit)
 		if err != nil || len(body.data) != len(page) {
 			b.Fatalf("%d bytes, %v", len(body.data), err)
+		}
+	}
+}
+
+// TestRequestHeaders checks every request's header: the agent and the
+// Accept headers on each, and a conditional request's validators on that
+// request only, not on the unconditional ones after it (the requests of a
+// run share their header, and a conditional one adds to a copy); and that
+// a kept exchange's request header is the one sent.
+func TestRequestHeaders(t *testing.T) {
+	var mu sync.Mutex
+	sent := map[string]http.Header{}
+	rec := newRecorder(t, "127.0.3.9", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sent[r.URL.Path] = r.Header.Clone()
+		mu.Unlock()
+		site("")(w, r)
+	})
+	o := Options{Agent: "trawl-test", NoServerDelay: true, AllowPrivate: true, Log: testLog(), NoProgressLog: true,
+		KeepExchange: true}
+	lastMod := "Thu, 01 Jan 2026 00:00:00 GMT"
+	reqs := []Request{
+		{URL: rec.base + "/a", ID: 1, ETag: `"x"`, LastModified: lastMod},
+		{URL: rec.base + "/b", ID: 2},
+		{URL: rec.base + "/c", ID: 3, ETag: `"y"`},
+		{URL: rec.base + "/d", ID: 4},
+	}
+	res, _ := fetchAll(t, o, reqs)
+	want := map[string][2]string{"/a": {`"x"`, lastMod}, "/b": {}, "/c": {`"y"`, ""}, "/d": {}}
+	mu.Lock()
+	defer mu.Unlock()
+	for path, v := range want {
+		h := sent[path]
+		if h == nil {
+			t.Errorf("%s was not requested", path)
+			continue
+		}
+		if !strings.HasPrefix(h.Get("User-Agent"), "trawl-test") || h.Get("Accept") == "" || h.Get("Accept-Encoding") != "gzip, deflate" {
+			t.Errorf("%s: agent %q, accept %q, accept-encoding %q", path, h.Get("User-Agent"), h.Get("Accept"), h.Get("Accept-Encoding"))
+		}
+		if got := [2]string{h.Get("If-None-Match"), h.Get("If-Modified-Since")}; got != v {
+			t.Errorf("%s: validators sent %q, want %q", path, got, v)
+		}
+		if r := res[rec.base+path]; r == nil || r.RequestHeader.Get("If-None-Match") != v[0] || r.RequestHeader.Get("User-Agent") != h.Get("User-Agent") {
+			t.Errorf("%s: kept request header %v, sent %v", path, r.RequestHeader, h)
+		}
+	}
+}
+
+// TestMediaType checks that mediaType gives the type mime.ParseMediaType
+// gives, valid or not (where it fails, the text before any parameters,
+// trimmed and in lower case), without parsing the parameters.
+func TestMediaType(t *testing.T) {
+	for _, v := range []string{"", "text/html", "Text/HTML; charset=UTF-8", " text/plain ;charset=x", "text/html; charset",
+		"text/html;;", "application/xhtml+xml", "image/svg+xml; q=0.5", "bogus", "text/html; a=\"unterminated", ";", " ; x=y",
+		"TEXT/HTML\t;\tcharset=\"utf-8\"", "text/ html"} {
+		want, _, err := mime.ParseMediaType(v)
+		if err != nil {
+			want, _, _ = strings.Cut(v, ";")
+			want = strings.ToLower(strings.TrimSpace(want))
+		}
+		if got := mediaType(v); got != want {
+			t.Errorf("mediaType(%q) = %q, want %q", v, got, want)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"mime"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -249,6 +248,7 @@ type run struct {
 	o      Options
 	agent  string
 	ua     string
+	header http.Header // every request's header (see requestHeader)
 	sched  *scheduler
 	conns  *connAccount
 	cancel context.CancelCauseFunc
@@ -309,7 +309,7 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 // set up for them; emit gets the results.
 func (f *Fetcher) newRun(emit func(*Result) error) *run {
 	o := f.o
-	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
+	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), header: requestHeader(o.userAgent()), sched: newScheduler(o.Policy, o.ServerDelay),
 		conns: newConnAccount(), emitFn: emit, refusedHosts: map[string]bool{}}
 	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections,
 		perConnection: o.DelayBetween == DelayBetweenConnections}
@@ -943,15 +943,6 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	if s.transport == nil {
 		s.transport = r.newTransport(s)
 	}
-	if u, err := url.Parse(rawURL); err == nil {
-		if s.origin != "" && s.origin != u.Scheme+"://"+u.Host {
-			// Another origin of the server (a scheme or port, or another
-			// host with QueueByIP) needs its own connection: close the
-			// idle one first, so that the server never has two.
-			r.closeConns(s)
-		}
-		s.origin = u.Scheme + "://" + u.Host
-	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	// A safety net: connecting is bounded by the dialer, reading by the
@@ -984,12 +975,21 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 	if err != nil {
 		return nil, fmt.Errorf("request %s: %w", rawURL, err)
 	}
-	req.Header.Set("User-Agent", r.ua)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-	req.Header.Set("Accept-Language", "en-us,en-gb,en;q=0.7,*;q=0.3")
-	req.Header.Set("Accept-Encoding", "gzip, deflate")
-	for k, v := range hdr {
-		req.Header[k] = v
+	if origin := req.URL.Scheme + "://" + req.URL.Host; s.origin != origin {
+		if s.origin != "" {
+			// Another origin of the server (a scheme or port, or another
+			// host with QueueByIP) needs its own connection: close the
+			// idle one first, so that the server never has two.
+			r.closeConns(s)
+		}
+		s.origin = origin
+	}
+	// The transport only reads a request's header, so requests without
+	// headers of their own share the run's.
+	req.Header = r.header
+	if len(hdr) > 0 {
+		req.Header = r.header.Clone()
+		maps.Copy(req.Header, hdr)
 	}
 	if robots {
 		r.robotsRequests.Add(1)
@@ -1023,7 +1023,8 @@ func (r *run) do(ctx context.Context, s *server, rawURL string, hdr http.Header,
 		elapsed:      time.Since(began),
 	}
 	if r.o.KeepExchange {
-		out.reqHeader, out.proto = req.Header, resp.Proto
+		// A copy: the run's requests share their header.
+		out.reqHeader, out.proto = req.Header.Clone(), resp.Proto
 		if ta, ok := (*remote).(*net.TCPAddr); ok {
 			out.remoteIP = ta.IP.String()
 		}
@@ -1081,6 +1082,17 @@ func requestError(ctx context.Context, err error, readTimeout time.Duration) err
 		return runEnds[i].err
 	}
 	return err
+}
+
+// requestHeader is the header of every request of a run with user agent
+// ua (conditional requests add their validators to a copy).
+func requestHeader(ua string) http.Header {
+	return http.Header{
+		"User-Agent":      {ua},
+		"Accept":          {"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
+		"Accept-Language": {"en-us,en-gb,en;q=0.7,*;q=0.3"},
+		"Accept-Encoding": {"gzip, deflate"},
+	}
 }
 
 // newTransport makes s's HTTP/1.1 transport: one connection at a time,
@@ -1222,15 +1234,10 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // mediaType is the media type of a Content-Type value, lower case,
 // without parameters ("" if none).
 func mediaType(v string) string {
-	if v == "" {
-		return ""
-	}
-	mt, _, err := mime.ParseMediaType(v)
-	if err != nil {
-		mt, _, _ = strings.Cut(v, ";")
-		mt = strings.ToLower(strings.TrimSpace(mt))
-	}
-	return mt
+	// What mime.ParseMediaType returns as the type, valid or not, without
+	// parsing (and allocating) the parameters.
+	mt, _, _ := strings.Cut(v, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
 }
 
 // httpStatusText is "http 404 Not Found".
