@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -97,8 +98,14 @@ func TestKillPoints(t *testing.T) {
 	updateRun := func(crawl string) []string {
 		return append(g, "--crawl", crawl, "updatedb", "--now", "2026-01-02T12:00:00Z", segmentsOf(t, crawl)[0])
 	}
+	// A topN of 50 is above the CrawlDB's rows (every page of the web's
+	// ordinary hosts, about 30): it cuts nothing, and generate runs one
+	// job. A topN of 10 cuts, in a second job (generate-topn).
 	generateRun := func(crawl string) []string {
 		return append(g, "--crawl", crawl, "generate", "--now", "2026-01-02T00:00:00Z", "--topN", "50")
+	}
+	cutRun := func(crawl string) []string {
+		return append(g, "--crawl", crawl, "generate", "--now", "2026-01-02T00:00:00Z", "--topN", "10")
 	}
 	parseRun := func(crawl string) []string { return append(g, "--crawl", crawl, "parse") }
 
@@ -113,6 +120,14 @@ func TestKillPoints(t *testing.T) {
 	updateClean := dbDigest(t, r, clean(toMerge, updateRun))
 	genDir := clean(dbOnly, generateRun)
 	genClean := urlsOf(readGenerate(t, segmentsOf(t, genDir)[0]))
+	cutDir := filepath.Join(r.dir, "clean-cut")
+	copyDir(t, dbOnly, cutDir)
+	r.ok(cutRun(cutDir)...)
+	cutClean := urlsOf(readGenerate(t, segmentsOf(t, cutDir)[0]))
+	if len(cutClean) != 10 || len(genClean) <= 10 {
+		t.Fatalf("clean generates selected %d URLs with topN 10 and %d with topN 50: the CrawlDB is not the size this test needs",
+			len(cutClean), len(genClean))
+	}
 
 	engine := func(job string, outputs int) []string {
 		p := []string{job + ":tasks-done", job + ":publish-ready"}
@@ -121,6 +136,9 @@ func TestKillPoints(t *testing.T) {
 		}
 		return p
 	}
+	// point is the kill point of the subtest running (they run one at a
+	// time), for the checks that depend on it.
+	var point string
 	cases := []kase{
 		{name: "inject", pristine: dbOnly, run: injectRun,
 			points: append(append([]string{"inject:map-done"}, engine("inject", 1)...), "install:current-moved", "install:new-current"),
@@ -143,7 +161,7 @@ func TestKillPoints(t *testing.T) {
 				}
 			}},
 		{name: "generate", pristine: dbOnly, run: generateRun,
-			points: append(append([]string{"generate-select:map-done"}, engine("generate-select", 2)...), engine("generate-topn", 1)...),
+			points: append([]string{"generate-select:map-done"}, engine("generate-select", 1)...),
 			// A generate killed after publishing its fetch list leaves
 			// empty staging directories in the segment, which the fetch
 			// (holding the segment's lock) removes.
@@ -155,6 +173,41 @@ func TestKillPoints(t *testing.T) {
 				}
 				if got := urlsOf(readGenerate(t, segs[0])); strings.Join(got, " ") != strings.Join(genClean, " ") {
 					t.Errorf("the retry's fetch list (%d URLs) differs from one clean generate (%d)", len(got), len(genClean))
+				}
+			}},
+		{name: "generate-cut", pristine: dbOnly, run: cutRun,
+			points: append(append([]string{"generate-select:map-done"}, engine("generate-select", 2)...), engine("generate-topn", 1)...),
+			retry:  func(crawl string) [][]string { return [][]string{cutRun(crawl), fetch(crawl)} },
+			after: func(t *testing.T, crawl string) {
+				// Killed once its fetch list was published, the first
+				// generate's segment is whole, and pending: the retry
+				// selects the next 10 URLs into a second one, and the
+				// fetch the newest. The first keeps the empty staging
+				// directory the kill left until its own fetch, which
+				// holds its lock, removes it (below). Killed before, the
+				// retry's segment is the only one.
+				segs := segmentsOf(t, crawl)
+				if len(segs) == 0 || len(segs) > 2 {
+					t.Fatalf("segments after the retry: %v", segs)
+				}
+				first := urlsOf(readGenerate(t, segs[0]))
+				if strings.Join(first, " ") != strings.Join(cutClean, " ") {
+					t.Errorf("the first fetch list (%d URLs) differs from one clean generate's (%d)", len(first), len(cutClean))
+				}
+				if len(segs) == 2 {
+					if point != "generate-topn:published-1" {
+						t.Errorf("killed at %s, before the fetch list was published, and the retry left 2 segments", point)
+					}
+					second := urlsOf(readGenerate(t, segs[1]))
+					if len(second) == 0 {
+						t.Error("the second segment's fetch list is empty")
+					}
+					for _, u := range second {
+						if slices.Contains(first, u) {
+							t.Errorf("%s is in both fetch lists", u)
+						}
+					}
+					r.ok(append(fetch(crawl), segs[0])...)
 				}
 			}},
 		{name: "fetch", pristine: generated, run: fetch,
@@ -219,8 +272,9 @@ func TestKillPoints(t *testing.T) {
 	}
 	for _, c := range cases {
 		before := dbDigest(t, r, c.pristine)
-		for _, point := range c.points {
-			t.Run(c.name+"/"+point, func(t *testing.T) {
+		for _, p := range c.points {
+			t.Run(c.name+"/"+p, func(t *testing.T) {
+				point = p
 				crawl := filepath.Join(t.TempDir(), "crawl")
 				copyDir(t, c.pristine, crawl)
 				killAt(t, r, point, c.run(crawl)...)
