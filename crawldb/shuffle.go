@@ -130,15 +130,17 @@ func appendShuffleTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(b, 0)
 	}
-	// A CrawlDB time is whole milliseconds (the Parquet columns' unit).
-	if t.Nanosecond()%1e6 == 0 {
+	// A CrawlDB time is whole milliseconds (the Parquet columns' unit);
+	// UnixMilli is defined within about 292 million years of 1970.
+	s := t.Unix()
+	if t.Nanosecond()%1e6 == 0 && s > -9223372036854775 && s < 9223372036854775 {
 		return binary.AppendVarint(append(b, 3), t.UnixMilli())
 	}
 	// UnixNano is defined for years 1678..2261; outside, seconds and nanos.
-	if s := t.Unix(); s > -9223372036 && s < 9223372035 {
+	if s > -9223372036 && s < 9223372035 {
 		return binary.AppendVarint(append(b, 1), t.UnixNano())
 	}
-	b = binary.AppendVarint(append(b, 2), t.Unix())
+	b = binary.AppendVarint(append(b, 2), s)
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
