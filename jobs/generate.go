@@ -35,7 +35,9 @@ const DefaultGenerateDelay = 7 * 24 * time.Hour
 // schedule. Validate reports the options Generate rejects.
 type GenerateOptions struct {
 	// TopN is the most URLs in the fetch list, best scores first
-	// (generate.topN); 0 means no limit.
+	// (generate.topN); 0 means no limit. A TopN no smaller than the
+	// CrawlDB's row count cannot cut anything, and generate runs as
+	// without one.
 	TopN int64
 	// MaxPerHost is the most URLs per host (or domain, see CountMode)
 	// (generate.maxPerHost, Nutch's generate.max.count); 0 means no
