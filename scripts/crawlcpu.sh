@@ -31,12 +31,7 @@ rounds=${ROUNDS:-5}
 here=$(dirname "$(realpath "$0")")
 # shellcheck source=scripts/simweb.sh
 source "$here/simweb.sh"
-work=$(mktemp -d)
-cleanup() {
-	simweb_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
+simweb_workdir
 if [[ -z $out ]]; then out=$work/out; fi
 rm -rf "$out"
 mkdir -p "$out"

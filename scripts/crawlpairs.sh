@@ -31,12 +31,7 @@ n=${3:-6}
 here=$(dirname "$(realpath "$0")")
 # shellcheck source=scripts/simweb.sh
 source "$here/simweb.sh"
-work=$(mktemp -d)
-cleanup() {
-	simweb_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
+simweb_workdir
 
 simweb_start "$new" "$work"
 export SIMWEB_HTTP=$simweb_http SIMWEB_DNS=$simweb_dns SIMWEB_SEEDS=$work/seeds.txt

@@ -20,12 +20,7 @@ rounds=${ROUNDS:-5}
 here=$(dirname "$(realpath "$0")")
 # shellcheck source=scripts/simweb.sh
 source "$here/simweb.sh"
-work=$(mktemp -d)
-cleanup() {
-	simweb_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
+simweb_workdir
 
 (cd "$here/.." && go build -o "$work/lean" ./bench/lean)
 simweb_start "$trawl" "$work"

@@ -5,6 +5,8 @@
 # PAGES pages (default 20,000) on HOSTS hosts (default 200), no latency, no
 # hazards, its seed list in DIR/seeds.txt and its output in DIR/serve.out;
 # it sets simweb_pid, simweb_http and simweb_dns. simweb_stop stops it.
+# simweb_workdir sets work to a new temporary directory, which the script's
+# exit removes after stopping the server.
 
 simweb_pid=
 simweb_http=
@@ -26,6 +28,11 @@ simweb_start() {
 		echo "simweb: the server did not start" >&2
 		return 1
 	fi
+}
+
+simweb_workdir() {
+	work=$(mktemp -d)
+	trap 'simweb_stop; rm -rf "$work"' EXIT
 }
 
 simweb_stop() {
