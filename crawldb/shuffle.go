@@ -2,11 +2,11 @@ package crawldb
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"time"
+
+	"github.com/trawl/trawl/internal/shufflebin"
 )
 
 // A Datum encodes itself for a MapReduce shuffle (it implements
@@ -17,10 +17,9 @@ import (
 //
 // The encoding: the status; a byte of flags (the three bools, and which
 // of Signature, History and Metadata are not nil, so that nil and empty
-// stay apart); the four times (0 for the zero time, 3 and the zigzag
-// varint of UnixMilli for a whole millisecond, as the CrawlDB's times
-// are, else 1 and that of UnixNano, or 2, the seconds and the nanoseconds
-// outside UnixNano's range; decoded as UTC); the integers as zigzag varints; the
+// stay apart); the four times (shufflebin.AppendTime: a CrawlDB's whole
+// milliseconds take a flag and a varint of UnixMilli); the integers as
+// zigzag varints; the
 // float32s as their IEEE bits, little endian; the signature (a length
 // and its bytes); the history (a count, then each observation's time, a
 // byte of its two bools and its Modified); then the lengths of the
@@ -42,8 +41,6 @@ const (
 	shuffleChanged = 1 << iota
 	shuffleInitial
 )
-
-var errShuffleShort = errors.New("crawldb: truncated shuffle datum")
 
 // AppendShuffle appends d's shuffle encoding to b (see above).
 func (d *Datum) AppendShuffle(b []byte) []byte {
@@ -67,10 +64,10 @@ func (d *Datum) AppendShuffle(b []byte) []byte {
 		flags |= shuffleMetadata
 	}
 	b = append(b, byte(d.Status), flags)
-	b = appendShuffleTime(b, d.FetchTime)
-	b = appendShuffleTime(b, d.PrevFetchTime)
-	b = appendShuffleTime(b, d.ModifiedTime)
-	b = appendShuffleTime(b, d.GenerateTime)
+	b = shufflebin.AppendTime(b, d.FetchTime)
+	b = shufflebin.AppendTime(b, d.PrevFetchTime)
+	b = shufflebin.AppendTime(b, d.ModifiedTime)
+	b = shufflebin.AppendTime(b, d.GenerateTime)
 	for _, v := range [...]int32{d.FetchInterval, d.Retries, d.HTTPStatus, d.FetchCount, d.ChangeCount, d.ClusterID,
 		d.OffTopicHops, d.Features.Words, d.Features.Outlinks, d.Features.Inlinks, d.Features.Images, d.Features.Depth} {
 		b = binary.AppendVarint(b, int64(v))
@@ -86,7 +83,7 @@ func (d *Datum) AppendShuffle(b []byte) []byte {
 	if d.History != nil {
 		b = binary.AppendUvarint(b, uint64(len(d.History)))
 		for _, o := range d.History {
-			b = appendShuffleTime(b, o.Time)
+			b = shufflebin.AppendTime(b, o.Time)
 			var of byte
 			if o.Changed {
 				of |= shuffleChanged
@@ -125,86 +122,67 @@ func (d *Datum) AppendShuffle(b []byte) []byte {
 	return b
 }
 
-// appendShuffleTime appends t's encoding: see AppendShuffle.
-func appendShuffleTime(b []byte, t time.Time) []byte {
-	if t.IsZero() {
-		return append(b, 0)
-	}
-	// A CrawlDB time is whole milliseconds (the Parquet columns' unit);
-	// UnixMilli is defined within about 292 million years of 1970.
-	s := t.Unix()
-	if t.Nanosecond()%1e6 == 0 && s > -9223372036854775 && s < 9223372036854775 {
-		return binary.AppendVarint(append(b, 3), t.UnixMilli())
-	}
-	// UnixNano is defined for years 1678..2261; outside, seconds and nanos.
-	if s > -9223372036 && s < 9223372035 {
-		return binary.AppendVarint(append(b, 1), t.UnixNano())
-	}
-	b = binary.AppendVarint(append(b, 2), s)
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
-}
-
 // UnmarshalShuffle sets d from data, an encoding AppendShuffle appended.
 // It does not keep data.
 func (d *Datum) UnmarshalShuffle(data []byte) error {
-	r := shuffleReader{b: data}
-	*d = Datum{Status: Status(r.byte1())}
-	flags := r.byte1()
+	r := shufflebin.NewReader(data)
+	*d = Datum{Status: Status(r.Byte())}
+	flags := r.Byte()
 	d.FixedInterval = flags&shuffleFixedInterval != 0
 	d.ClusterSample = flags&shuffleClusterSample != 0
 	d.OffTopic = flags&shuffleOffTopic != 0
-	d.FetchTime = r.time()
-	d.PrevFetchTime = r.time()
-	d.ModifiedTime = r.time()
-	d.GenerateTime = r.time()
+	d.FetchTime = r.Time()
+	d.PrevFetchTime = r.Time()
+	d.ModifiedTime = r.Time()
+	d.GenerateTime = r.Time()
 	for _, p := range [...]*int32{&d.FetchInterval, &d.Retries, &d.HTTPStatus, &d.FetchCount, &d.ChangeCount, &d.ClusterID,
 		&d.OffTopicHops, &d.Features.Words, &d.Features.Outlinks, &d.Features.Inlinks, &d.Features.Images, &d.Features.Depth} {
-		*p = r.int32()
+		*p = r.Int32()
 	}
-	d.Features.Bytes = r.varint()
+	d.Features.Bytes = r.Varint()
 	for _, p := range [...]*float32{&d.Score, &d.Relevance, &d.LinkRelevance} {
-		*p = r.float32()
+		*p = r.Float32()
 	}
 	if flags&shuffleSignature != 0 {
-		d.Signature = slices.Clone(r.bytes(r.length()))
+		d.Signature = slices.Clone(r.Bytes(r.Length()))
 		if d.Signature == nil {
 			d.Signature = []byte{}
 		}
 	}
 	if flags&shuffleHistory != 0 {
-		n := r.count(3) // an observation takes at least 3 bytes
+		n := r.Count(3) // an observation takes at least 3 bytes
 		d.History = make([]Observation, n)
 		for i := range d.History {
 			o := &d.History[i]
-			o.Time = r.time()
-			of := r.byte1()
+			o.Time = r.Time()
+			of := r.Byte()
 			o.Changed, o.Initial = of&shuffleChanged != 0, of&shuffleInitial != 0
-			o.Modified = r.varint()
+			o.Modified = r.Varint()
 		}
 	}
 	var lens [6]int
 	total := 0
 	for i := range lens {
-		lens[i] = r.length()
+		lens[i] = r.Length()
 		total += lens[i]
 	}
 	var meta []int
 	if flags&shuffleMetadata != 0 {
-		n := r.count(2) // an entry's two lengths take at least 2 bytes
+		n := r.Count(2) // an entry's two lengths take at least 2 bytes
 		meta = make([]int, 2*n)
 		for i := range meta {
-			meta[i] = r.length()
+			meta[i] = r.Length()
 			total += meta[i]
 		}
 	}
-	if r.err != nil {
-		return r.err
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("crawldb: shuffle datum: %w", err)
 	}
-	if total < 0 || total != len(r.b)-r.i {
-		return fmt.Errorf("crawldb: shuffle datum: %d bytes of strings, %d left", total, len(r.b)-r.i)
+	if total != r.Left() {
+		return fmt.Errorf("crawldb: shuffle datum: %d bytes of strings, %d left", total, r.Left())
 	}
 	// One copy of all the strings, which the fields slice.
-	s := string(r.b[r.i:])
+	s := string(r.Bytes(total))
 	cut := func(n int) string {
 		v := s[:n]
 		s = s[n:]
@@ -220,120 +198,4 @@ func (d *Datum) UnmarshalShuffle(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// shuffleReader reads a shuffle encoding; its first error sticks, and
-// the reads after it return zeros.
-type shuffleReader struct {
-	b   []byte
-	i   int
-	err error
-}
-
-func (r *shuffleReader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-	r.i = len(r.b)
-}
-
-func (r *shuffleReader) byte1() byte {
-	if r.i >= len(r.b) {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	c := r.b[r.i]
-	r.i++
-	return c
-}
-
-func (r *shuffleReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b[r.i:])
-	if n <= 0 {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	r.i += n
-	return v
-}
-
-func (r *shuffleReader) varint() int64 {
-	v, n := binary.Varint(r.b[r.i:])
-	if n <= 0 {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	r.i += n
-	return v
-}
-
-func (r *shuffleReader) int32() int32 {
-	v := r.varint()
-	if v < math.MinInt32 || v > math.MaxInt32 {
-		r.fail(fmt.Errorf("crawldb: shuffle datum: %d overflows an int32", v))
-		return 0
-	}
-	return int32(v)
-}
-
-func (r *shuffleReader) float32() float32 {
-	if len(r.b)-r.i < 4 {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	v := math.Float32frombits(binary.LittleEndian.Uint32(r.b[r.i:]))
-	r.i += 4
-	return v
-}
-
-// length reads a length no larger than what is left.
-func (r *shuffleReader) length() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)-r.i) {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	return int(n)
-}
-
-// count reads a number of elements that take at least size bytes each.
-func (r *shuffleReader) count(size int) int {
-	n := r.uvarint()
-	if n > uint64((len(r.b)-r.i)/size) {
-		r.fail(errShuffleShort)
-		return 0
-	}
-	return int(n)
-}
-
-func (r *shuffleReader) bytes(n int) []byte {
-	if n > len(r.b)-r.i {
-		r.fail(errShuffleShort)
-		return nil
-	}
-	v := r.b[r.i : r.i+n]
-	r.i += n
-	return v
-}
-
-func (r *shuffleReader) time() time.Time {
-	switch c := r.byte1(); c {
-	case 0:
-		return time.Time{}
-	case 1:
-		return time.Unix(0, r.varint()).UTC()
-	case 3:
-		return time.UnixMilli(r.varint()).UTC()
-	case 2:
-		s := r.varint()
-		ns := r.uvarint()
-		if ns >= 1e9 {
-			r.fail(fmt.Errorf("crawldb: shuffle datum: bad nanoseconds %d", ns))
-			return time.Time{}
-		}
-		return time.Unix(s, int64(ns)).UTC()
-	default:
-		r.fail(fmt.Errorf("crawldb: shuffle datum: bad time flag %d", c))
-		return time.Time{}
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 	"unsafe"
+
+	"github.com/trawl/trawl/internal/shufflebin"
 )
 
 // ShuffleMarshaler is implemented by value types that encode themselves for
@@ -37,12 +39,13 @@ type ShuffleUnmarshaler interface {
 // of 0 for nil or length+1, then the elements (map entries sorted by the
 // encoding of their keys, so equal maps give equal bytes); arrays their
 // elements; structs their exported fields in order; pointers a byte 0 (nil)
-// or 1 and the element; time.Time a byte 0 for the zero time, 1 and the
-// zigzag varint of UnixNano, or 2 and the seconds and nanoseconds (outside
-// UnixNano's range), decoding to UTC; types whose pointer implements
-// ShuffleMarshaler and ShuffleUnmarshaler a uvarint length and their own
-// bytes. Interfaces, channels and functions are not supported (NewCodec
-// fails). Unexported struct fields are skipped.
+// or 1 and the element; time.Time a flag byte, then the zigzag varint of
+// UnixMilli for a whole millisecond, else of UnixNano, or the seconds and
+// nanoseconds outside UnixNano's range (shufflebin.AppendTime), decoding
+// to UTC; types whose pointer implements ShuffleMarshaler and
+// ShuffleUnmarshaler a uvarint length and their own bytes. Interfaces,
+// channels and functions are not supported (NewCodec fails). Unexported
+// struct fields are skipped.
 //
 // A Codec is immutable after NewCodec and safe for concurrent use.
 type Codec[V any] struct {
@@ -400,17 +403,7 @@ func (b *codecBuilder) structEncoder(t reflect.Type, where string) (encFunc, err
 }
 
 func encTime(buf []byte, p unsafe.Pointer) []byte {
-	tm := *(*time.Time)(p)
-	if tm.IsZero() {
-		return append(buf, 0)
-	}
-	s := tm.Unix()
-	// UnixNano is defined for years 1678..2261.
-	if s > -9223372036 && s < 9223372035 {
-		return binary.AppendVarint(append(buf, 1), tm.UnixNano())
-	}
-	buf = binary.AppendVarint(append(buf, 2), s)
-	return binary.AppendUvarint(buf, uint64(tm.Nanosecond()))
+	return shufflebin.AppendTime(buf, *(*time.Time)(p))
 }
 
 type decoder struct {
@@ -802,35 +795,12 @@ func (b *codecBuilder) structDecoder(t reflect.Type) decFunc {
 }
 
 func decTime(d *decoder, p unsafe.Pointer) error {
-	c, err := d.byte1()
-	if err != nil {
+	r := shufflebin.NewReader(d.b[d.i:])
+	tm := r.Time()
+	if err := r.Err(); err != nil {
 		return err
 	}
-	var tm time.Time
-	switch c {
-	case 0:
-	case 1:
-		ns, err := d.varint()
-		if err != nil {
-			return err
-		}
-		tm = time.Unix(0, ns).UTC()
-	case 2:
-		s, err := d.varint()
-		if err != nil {
-			return err
-		}
-		ns, err := d.uvarint()
-		if err != nil {
-			return err
-		}
-		if ns >= 1e9 {
-			return fmt.Errorf("bad nanoseconds %d", ns)
-		}
-		tm = time.Unix(s, int64(ns)).UTC()
-	default:
-		return fmt.Errorf("bad time flag %d", c)
-	}
+	d.i += r.Offset()
 	*(*time.Time)(p) = tm
 	return nil
 }
