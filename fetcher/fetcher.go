@@ -309,8 +309,9 @@ func (f *Fetcher) Run(ctx context.Context, reqs []Request, emit func(*Result) er
 // set up for them; emit gets the results.
 func (f *Fetcher) newRun(emit func(*Result) error) *run {
 	o := f.o
-	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), header: requestHeader(o.userAgent()), sched: newScheduler(o.Policy, o.ServerDelay),
+	r := &run{o: o, agent: o.robotsAgent(), ua: o.userAgent(), sched: newScheduler(o.Policy, o.ServerDelay),
 		conns: newConnAccount(), emitFn: emit, refusedHosts: map[string]bool{}}
+	r.header = requestHeader(r.ua)
 	r.sched.est = estimate{hold: o.HoldConnection, keepAliveOff: o.DisableKeepAlive, conns: o.MaxConnections,
 		perConnection: o.DelayBetween == DelayBetweenConnections}
 	return r

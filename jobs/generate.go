@@ -419,6 +419,27 @@ func checkCrawlDB(env Env, cp crawlPaths, log *slog.Logger) error {
 // candidates' ranks to _ranks for the cut-off; generate-topn then keeps
 // the topN and partitions them into the fetch list.
 func planGeneration(env Env, cp crawlPaths, o GenerateOptions, filters filterSpec, log *slog.Logger) (*generation, error) {
+	// The CrawlDB's row count (from its parts' footers) bounds the
+	// selection. A topN of at least that many rows cuts nothing, so the
+	// selection runs as without one: in one job when the parts follow
+	// from the count keys, with no ranks to write and no cut to find.
+	// Without topN the selection may be the whole CrawlDB: if that could
+	// exceed the parts' bound, select into _select, so that the fetch
+	// list can get more parts once the selection is counted.
+	bounded := true
+	if o.TopN > 0 || o.MaxPartURLs > 0 {
+		rows, err := countRows(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
+		if err != nil {
+			return nil, fmt.Errorf("count the CrawlDB's rows: %w", err)
+		}
+		if o.TopN >= rows {
+			log.Debug("the topN is no smaller than the CrawlDB: nothing to cut", "topn", o.TopN, "rows", rows)
+			o.TopN = 0
+		}
+		if o.TopN == 0 && o.MaxPartURLs > 0 {
+			bounded = rows <= int64(o.NumFetchers)*o.MaxPartURLs
+		}
+	}
 	// A segment is named by the wall clock when it was generated, so its
 	// hold ends by the wall clock too: a simulated Now (--now) never
 	// lifts it, or a page would be generated (and fetched) twice.
@@ -441,28 +462,6 @@ func planGeneration(env Env, cp crawlPaths, o GenerateOptions, filters filterSpe
 		g.res.PendingSegments = append(g.res.PendingSegments, storage.Join(cp.segURI, p))
 	}
 	g.selectOut, g.reduces, g.parts = g.res.FetchList, o.NumFetchers, o.NumFetchers
-	// The CrawlDB's row count (from its parts' footers) bounds the
-	// selection. A topN of at least that many rows cuts nothing, so the
-	// selection runs as without one: in one job when the parts follow
-	// from the count keys, with no ranks to write and no cut to find.
-	// Without topN the selection may be the whole CrawlDB: if that could
-	// exceed the parts' bound, select into _select, so that the fetch
-	// list can get more parts once the selection is counted.
-	bounded := true
-	if o.TopN > 0 || o.MaxPartURLs > 0 {
-		rows, err := countRows(cp.fs, path.Join(cp.dbPath, crawldb.CurrentName))
-		if err != nil {
-			return nil, fmt.Errorf("count the CrawlDB's rows: %w", err)
-		}
-		if o.TopN >= rows {
-			log.Debug("the topN is no smaller than the CrawlDB: nothing to cut", "topn", o.TopN, "rows", rows)
-			o.TopN = 0
-			g.o.TopN = 0
-		}
-		if o.TopN == 0 && o.MaxPartURLs > 0 {
-			bounded = rows <= int64(o.NumFetchers)*o.MaxPartURLs
-		}
-	}
 	if o.TopN > 0 || !part.direct() || !bounded {
 		g.selectOut = storage.Join(g.segURI, selectDir)
 		g.reduces = max(o.NumFetchers, o.SelectReducers)
