@@ -8,65 +8,9 @@ import (
 	"time"
 
 	"github.com/trawl/trawl/crawldb"
+	"github.com/trawl/trawl/crawldb/crawldbtest"
 	"github.com/trawl/trawl/mapreduce"
 )
-
-// fill sets every field reachable from v (a settable value) to a random
-// value that is not the zero value: slices and maps get two elements,
-// times a random UTC instant. A field added to Datum is filled too, so
-// that a shuffle encoding that forgets it fails the round trip.
-func fill(t testing.TB, r *rand.Rand, v reflect.Value) {
-	t.Helper()
-	if v.Type() == reflect.TypeFor[time.Time]() {
-		ns := r.Int64N(1e9)
-		if r.IntN(2) == 0 {
-			ns -= ns % 1e6 // a whole millisecond, as a CrawlDB's times are
-		}
-		v.Set(reflect.ValueOf(time.Unix(r.Int64N(4e9), ns).UTC()))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
-		n := r.Int64N(1<<uint(v.Type().Bits()-2)) + 1
-		if r.IntN(2) == 0 {
-			n = -n
-		}
-		v.SetInt(n)
-	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
-		v.SetUint(r.Uint64N(1<<uint(v.Type().Bits()-1)) + 1)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(r.Float64()*100 - 50)
-	case reflect.String:
-		b := make([]byte, 1+r.IntN(40))
-		for i := range b {
-			b[i] = byte(' ' + r.IntN(95))
-		}
-		v.SetString(string(b))
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 2, 2)
-		for i := range 2 {
-			fill(t, r, s.Index(i))
-		}
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		for range 2 {
-			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			fill(t, r, k)
-			fill(t, r, e)
-			m.SetMapIndex(k, e)
-		}
-		v.Set(m)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			fill(t, r, v.Field(i))
-		}
-	default:
-		t.Fatalf("fill: kind %v of %v", v.Kind(), v.Type())
-	}
-}
 
 // roundTrip encodes d and decodes it into a Datum that held other values.
 func roundTrip(t *testing.T, d *crawldb.Datum) (crawldb.Datum, []byte) {
@@ -91,7 +35,7 @@ func TestDatumShuffle(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := range 50 {
 		var d crawldb.Datum
-		fill(t, r, reflect.ValueOf(&d).Elem())
+		crawldbtest.Fill(t, r, reflect.ValueOf(&d).Elem())
 		got, b := roundTrip(t, &d)
 		if !reflect.DeepEqual(got, d) {
 			t.Fatalf("round trip %d:\n got %+v\nwant %+v", i, got, d)
@@ -125,7 +69,7 @@ func TestDatumShuffle(t *testing.T) {
 // and an encoding with bytes added, is an error, not a panic or a datum.
 func TestDatumShuffleCorrupt(t *testing.T) {
 	var d crawldb.Datum
-	fill(t, rand.New(rand.NewPCG(3, 4)), reflect.ValueOf(&d).Elem())
+	crawldbtest.Fill(t, rand.New(rand.NewPCG(3, 4)), reflect.ValueOf(&d).Elem())
 	b := d.AppendShuffle(nil)
 	for n := range len(b) {
 		var got crawldb.Datum
@@ -154,7 +98,7 @@ func TestDatumShuffleInCodec(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(5, 6))
 	var v value
-	fill(t, r, reflect.ValueOf(&v.In).Elem())
+	crawldbtest.Fill(t, r, reflect.ValueOf(&v.In).Elem())
 	old := v.In
 	old.URL = "http://other/"
 	v.Kind, v.Old = 3, &old
@@ -204,7 +148,7 @@ func BenchmarkDatumShuffle(b *testing.B) {
 // equals itself).
 func FuzzDatumUnmarshalShuffle(f *testing.F) {
 	var d crawldb.Datum
-	fill(f, rand.New(rand.NewPCG(7, 8)), reflect.ValueOf(&d).Elem())
+	crawldbtest.Fill(f, rand.New(rand.NewPCG(7, 8)), reflect.ValueOf(&d).Elem())
 	f.Add(d.AppendShuffle(nil))
 	f.Add((&crawldb.Datum{}).AppendShuffle(nil))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -476,3 +476,68 @@ func diffArrowMap(path string, v reflect.Value, arr arrow.Array, i int) error {
 	}
 	return nil
 }
+
+// Fill sets every exported field reachable from v (a settable value) to a
+// random value that is not the zero value: slices and maps get two
+// elements, pointers a filled element, times a random UTC instant (half of
+// them whole milliseconds, as a CrawlDB's times are). A test that fills a
+// record and checks a conversion or an encoding of it then fails when a
+// field is added to the record and forgotten by the code it tests.
+func Fill(tb testing.TB, r *rand.Rand, v reflect.Value) {
+	tb.Helper()
+	if v.Type() == reflect.TypeFor[time.Time]() {
+		ns := r.Int64N(1e9)
+		if r.IntN(2) == 0 {
+			ns -= ns % 1e6
+		}
+		v.Set(reflect.ValueOf(time.Unix(r.Int64N(4e9), ns).UTC()))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		n := r.Int64N(1<<uint(v.Type().Bits()-2)) + 1
+		if r.IntN(2) == 0 {
+			n = -n
+		}
+		v.SetInt(n)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint:
+		v.SetUint(r.Uint64N(1<<uint(v.Type().Bits()-1)) + 1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(r.Float64()*100 - 50)
+	case reflect.String:
+		b := make([]byte, 1+r.IntN(40))
+		for i := range b {
+			b[i] = byte(' ' + r.IntN(95))
+		}
+		v.SetString(string(b))
+	case reflect.Slice:
+		s := reflect.MakeSlice(v.Type(), 2, 2)
+		for i := range 2 {
+			Fill(tb, r, s.Index(i))
+		}
+		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for range 2 {
+			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+			Fill(tb, r, k)
+			Fill(tb, r, e)
+			m.SetMapIndex(k, e)
+		}
+		v.Set(m)
+	case reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		Fill(tb, r, p.Elem())
+		v.Set(p)
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				Fill(tb, r, v.Field(i))
+			}
+		}
+	default:
+		tb.Fatalf("crawldbtest.Fill: kind %v of %v", v.Kind(), v.Type())
+	}
+}
