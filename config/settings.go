@@ -225,6 +225,7 @@ const (
 	ParserSignature           = "parser.signature"
 	ParserIgnoreInternalLinks = "parser.ignoreInternalLinks"
 	ParserEmbeddedLinks       = "parser.embeddedLinks"
+	ParserTypes               = "parser.types"
 	ParserIgnoreExternalLinks = "parser.ignoreExternalLinks"
 
 	// The LinkDB (trawl invertlinks, readlinkdb) and link analysis.
@@ -536,6 +537,8 @@ func Settings() []Setting {
 			Doc: "signature for change detection: md5 (of the text) or text-profile (ignores trivial edits) (db.signature.class)"},
 		{Name: ParserEmbeddedLinks, Kind: Bool, Default: "false",
 			Doc: "also take the resources a page embeds (img, script, source, video, audio, embed src; link to a style sheet, icon, preload or manifest) as outlinks, as wget --page-requisites; the default suffix filter still refuses images, style sheets and scripts (set urlfilter.suffix=false and fetcher.contentTypes=*/* to fetch and store them)"},
+		{Name: ParserTypes, Kind: List, Default: "text/html,application/xhtml+xml,application/vnd.wap.xhtml+xml,text/plain,application/pdf",
+			Doc: "media types the parser parses, of its own (the default: HTML, plain text and PDF); a stored page of a type left out keeps its content but gets no text or outlinks, and the MD5 of its body as its signature, as in Nutch without that type's parse plugin (plugin.includes); leaving PDF out stores PDFs without the CPU of reading their text"},
 		{Name: ParserIgnoreInternalLinks, Kind: Bool, Default: "false",
 			Doc: "drop outlinks to the page's own host (db.ignore.internal.links)"},
 		{Name: ParserIgnoreExternalLinks, Kind: Bool, Default: "false",

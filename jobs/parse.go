@@ -57,6 +57,12 @@ type ParseOptions struct {
 	// --page-requisites does (parser.Options.EmbeddedLinks); false takes
 	// navigational links only.
 	EmbeddedLinks bool
+	// Types are the media types parsed (parser.Options.Types), each one
+	// of parser.Types; empty means all of them. A stored page of a type
+	// left out fails to parse as a page of an unknown type does: it keeps
+	// its content and gets the MD5 of its body as its signature, with no
+	// text or outlinks (Nutch without that type's parse plugin).
+	Types []string
 	// ParseTruncated parses pages the fetcher cut at its content limit.
 	// By default (false) they are skipped, as Nutch's
 	// parser.skip.truncated does: a cut page gives a partial text and
@@ -90,6 +96,9 @@ func (o ParseOptions) Validate() error {
 		return fmt.Errorf("unknown outlink scope %d", int(o.Scope))
 	}
 	if _, err := parser.ParseSignatureKind(o.Signature); err != nil {
+		return err
+	}
+	if err := parser.CheckTypes(o.Types); err != nil {
 		return err
 	}
 	return o.Focus.Validate()
@@ -271,6 +280,7 @@ func planParse(env Env, seg string, o ParseOptions, filters filterSpec) parseJob
 		ParseTruncated:      o.ParseTruncated,
 		Filters:             filters,
 		Focus:               o.Focus,
+		Types:               o.Types,
 	}
 }
 
@@ -301,6 +311,8 @@ type parseJob struct {
 	IgnoreInternalLinks, IgnoreExternalLinks bool
 	ParseTruncated                           bool
 	EmbeddedLinks                            bool `json:",omitempty"`
+	// Types is ParseOptions.Types.
+	Types []string `json:",omitempty"`
 	// Signature is ParseOptions.Signature resolved:
 	// parser.SignatureMD5 or parser.SignatureTextProfile.
 	Signature string
@@ -322,7 +334,7 @@ func (s parseJob) options() ParseOptions {
 	return ParseOptions{Segment: s.Segment, MaxOutlinks: s.MaxOutlinks, AllOutlinks: s.AllOutlinks,
 		Scope: s.Scope, Signature: s.Signature, IgnoreInternalLinks: s.IgnoreInternalLinks,
 		IgnoreExternalLinks: s.IgnoreExternalLinks, ParseTruncated: s.ParseTruncated, Reducers: s.NumReduce, Focus: s.Focus,
-		EmbeddedLinks: s.EmbeddedLinks}
+		EmbeddedLinks: s.EmbeddedLinks, Types: s.Types}
 }
 
 // Job builds the job (the driver and the Hadoop task entry, through
@@ -364,7 +376,8 @@ func (s parseJob) parserOptions() (parser.Options, error) {
 	}
 	po := parser.Options{MaxOutlinks: s.MaxOutlinks, Scope: s.Scope,
 		IgnoreInternalLinks: s.IgnoreInternalLinks, IgnoreExternalLinks: s.IgnoreExternalLinks,
-		EmbeddedLinks: s.EmbeddedLinks, NoTextProfile: s.Signature != parser.SignatureTextProfile}
+		EmbeddedLinks: s.EmbeddedLinks, NoTextProfile: s.Signature != parser.SignatureTextProfile,
+		Types: s.Types}
 	if s.AllOutlinks {
 		po.MaxOutlinks = -1 // parser.Options' "no cap"
 	}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -651,6 +652,8 @@ func TestParseOptionsValidate(t *testing.T) {
 		{ParseOptions{Segment: "s", Reducers: -1}, "negative"},
 		{ParseOptions{Segment: "s", Scope: urlutil.Scope(7)}, "scope"},
 		{ParseOptions{Segment: "s", Signature: "sha1"}, "sha1"},
+		{ParseOptions{Segment: "s", Types: []string{"text/html", "text/plain"}}, ""},
+		{ParseOptions{Segment: "s", Types: []string{"text/html", "image/png"}}, "image/png"},
 	} {
 		err := tc.o.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
@@ -665,6 +668,7 @@ func TestParseOptionsValidate(t *testing.T) {
 func TestParseJobSpecRoundTrip(t *testing.T) {
 	spec := parseJob{Segment: "file:///c/segments/20260101000000", NumReduce: 2, AllOutlinks: true,
 		Scope: urlutil.ScopeHost, IgnoreExternalLinks: true, ParseTruncated: true, Signature: parser.SignatureTextProfile,
+		Types: []string{"text/html", "application/pdf"},
 		Filters: filterSpec{Schemes: []string{"http", "https"}, MaxLength: 512,
 			Regex: []regexSpec{{Name: "rules.txt", Rules: "-\\.gif$\n+.\n"}}}}
 	checkRoundTrip(t, spec)
@@ -672,5 +676,64 @@ func TestParseJobSpecRoundTrip(t *testing.T) {
 	bad.Filters.Regex = []regexSpec{{Name: "bad.txt", Rules: "-(\n"}}
 	if _, err := bad.Job(); err == nil || !strings.Contains(err.Error(), "bad.txt") {
 		t.Errorf("a parse job with a bad rule built, or its error does not name the file: %v", err)
+	}
+}
+
+// TestParseTypes: with ParseOptions.Types leaving plain text out, a plain
+// text page fails to parse as a page of an unknown type does (its body's
+// MD5 as its signature, no text, no outlinks) while the HTML page parses;
+// with every type, the same segment's plain text page parses.
+func TestParseTypes(t *testing.T) {
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	const htmlURL, textURL = "http://h.example/", "http://h.example/notes.txt"
+	textBody := "Plain   notes,\n\nwith http://h.example/not-a-link here.\n"
+	build := func(env Env) string {
+		fh, ch := fetched(htmlURL, 1, at, "text/html", `<title>Home</title><p>Welcome <a href="/notes.txt">notes</a>`)
+		ft, ct := fetched(textURL, 1, at, "text/plain", textBody)
+		return testSegment(t, env, []segment.Fetch{fh, ft}, []segment.Content{ch, ct})
+	}
+	for _, tc := range []struct {
+		types      []string
+		textParsed bool
+	}{
+		{[]string{"text/html", "application/pdf"}, false},
+		{nil, true},
+	} {
+		env := testEnv(t)
+		seg := build(env)
+		res, err := Parse(context.Background(), env, ParseOptions{Segment: seg, Types: tc.types})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{true: 2, false: 1}[tc.textParsed]; res.Parsed != want || res.Parsed+res.Failed != 2 {
+			t.Errorf("types %v: parsed %d, failed %d", tc.types, res.Parsed, res.Failed)
+		}
+		out := readParse(t, seg)
+		for _, d := range out.data {
+			switch d.URL {
+			case htmlURL:
+				if d.Title != "Home" || len(d.Outlinks) != 1 {
+					t.Errorf("types %v: the HTML page: %+v", tc.types, d)
+				}
+			case textURL:
+				bodySum := parser.MD5Signature("", []byte(textBody))
+				if tc.textParsed && (d.Message != "" || bytes.Equal(d.Signature, bodySum)) {
+					t.Errorf("types %v: the text page did not parse: %+v", tc.types, d)
+				}
+				if !tc.textParsed && (!strings.Contains(d.Message, "not among the types") || !bytes.Equal(d.Signature, bodySum)) {
+					t.Errorf("types %v: the text page: message %q, signature %x, want the body's MD5 %x",
+						tc.types, d.Message, d.Signature, bodySum)
+				}
+			}
+		}
+		var texts int
+		for _, x := range out.text {
+			if x.URL == textURL {
+				texts++
+			}
+		}
+		if tc.textParsed != (texts == 1) {
+			t.Errorf("types %v: %d parse_text rows for the text page", tc.types, texts)
+		}
 	}
 }

@@ -17,7 +17,8 @@
 // the URIs of its link annotations as outlinks; github.com/ledongthuc/pdf
 // reads the file, within bounds on pages, decoded content and reads that
 // keep a hostile file as cheap as a large page: see MaxPDFPages). Types
-// lists them. Anything else fails with ErrUnsupportedType. Parse never
+// lists them; Options.Types narrows them (to store PDFs without paying
+// for their text, say). Anything else fails with ErrUnsupportedType. Parse never
 // panics: a panic while parsing one page is recovered and returned as an
 // error for that page.
 //

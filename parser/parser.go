@@ -36,8 +36,9 @@ const (
 // (a page with more is cut there; LinkStats counts them as "limit").
 const MaxRawLinks = 50000
 
-// ErrUnsupportedType is the error (wrapped) for content that is neither
-// HTML nor plain text.
+// ErrUnsupportedType is the error (wrapped) for content of a media type
+// the Parser does not parse: not one of Types, or left out of
+// Options.Types.
 var ErrUnsupportedType = errors.New("unsupported content type")
 
 // Types returns the media types Parse parses, in the order of the package
@@ -45,6 +46,41 @@ var ErrUnsupportedType = errors.New("unsupported content type")
 // slice.
 func Types() []string {
 	return []string{"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml", "text/plain", "application/pdf"}
+}
+
+// typeSet is a set of the media types of Types, bit i for Types()[i].
+type typeSet uint8
+
+// allTypes holds every type of Types.
+const allTypes typeSet = 1<<5 - 1
+
+// typeBit returns the bit of the media type media in a typeSet, or 0 for
+// a type Parse does not know.
+func typeBit(media string) typeSet {
+	switch media {
+	case "text/html":
+		return 1 << 0
+	case "application/xhtml+xml":
+		return 1 << 1
+	case "application/vnd.wap.xhtml+xml":
+		return 1 << 2
+	case "text/plain":
+		return 1 << 3
+	case "application/pdf":
+		return 1 << 4
+	}
+	return 0
+}
+
+// CheckTypes checks a list of media types to parse (Options.Types): each
+// must be one of Types, written as Types writes it.
+func CheckTypes(types []string) error {
+	for _, t := range types {
+		if typeBit(t) == 0 {
+			return fmt.Errorf("the parser cannot parse %q: it parses %s", t, strings.Join(Types(), ", "))
+		}
+	}
+	return nil
 }
 
 // Options configure a Parser. The zero value resolves and normalizes links
@@ -77,6 +113,13 @@ type Options struct {
 	// MaxOutlinks caps the outlinks kept per page; 0 means
 	// DefaultMaxOutlinks, a negative value no cap.
 	MaxOutlinks int
+	// Types are the media types parsed, each one of Types (CheckTypes);
+	// a page of a type left out fails with ErrUnsupportedType, as a page
+	// of an unknown type does, so that its content is kept but not parsed
+	// (as Nutch does for a type whose parse plugin is not in
+	// plugin.includes). Empty means every type of Types. A type that is
+	// not one of Types parses nothing.
+	Types []string
 	// TextProfile configures the fuzzy signature; the zero value means
 	// DefaultTextProfile().
 	TextProfile TextProfile
@@ -209,6 +252,7 @@ type Parser struct {
 	o       Options
 	norm    *urlutil.Normalizer
 	maxOut  int       // <0: no cap
+	types   typeSet   // the media types parsed
 	scratch sync.Pool // *htmlState
 	profs   sync.Pool // *profiler
 }
@@ -224,6 +268,13 @@ func New(o Options) *Parser {
 	}
 	if p.o.TextProfile == (TextProfile{}) {
 		p.o.TextProfile = DefaultTextProfile()
+	}
+	p.types = allTypes
+	if len(o.Types) > 0 {
+		p.types = 0
+		for _, t := range o.Types {
+			p.types |= typeBit(t)
+		}
 	}
 	p.scratch.New = func() any { return new(htmlState) }
 	p.profs.New = func() any { return new(profiler) }
@@ -268,6 +319,12 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 		if h := header(c.Headers, "Content-Type"); h != "" {
 			csType = h
 		}
+	}
+	if typeBit(media)&p.types == 0 {
+		if typeBit(media) != 0 {
+			return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q: not among the types this parser is set to parse", ErrUnsupportedType, media)}
+		}
+		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
 	}
 	switch media {
 	case "text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml":

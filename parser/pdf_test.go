@@ -3,6 +3,7 @@ package parser_test
 import (
 	"bytes"
 	"compress/zlib"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -197,4 +198,44 @@ func truncate(b []byte) string {
 		return string(b[:40]) + "..."
 	}
 	return string(b)
+}
+
+// TestTypes: Options.Types narrows what Parse parses; a page of a type
+// left out fails as an unknown type does, and CheckTypes refuses a type
+// Parse does not know.
+func TestTypes(t *testing.T) {
+	pdfBody := makePDF(t, "Report", []string{"Some text."}, nil)
+	pages := map[string]segment.Content{
+		"text/html":       htmlPage("http://h.example/", "<title>T</title><p>x"),
+		"text/plain":      {URL: "http://h.example/a.txt", ContentType: "text/plain", Body: []byte("plain")},
+		"application/pdf": {URL: "http://h.example/r.pdf", ContentType: "application/pdf", Body: pdfBody},
+	}
+	for _, tc := range []struct {
+		types []string
+		want  map[string]bool // media type -> parsed
+	}{
+		{nil, map[string]bool{"text/html": true, "text/plain": true, "application/pdf": true}},
+		{parser.Types(), map[string]bool{"text/html": true, "text/plain": true, "application/pdf": true}},
+		{[]string{"text/html", "text/plain"}, map[string]bool{"text/html": true, "text/plain": true}},
+		{[]string{"application/pdf"}, map[string]bool{"application/pdf": true}},
+	} {
+		p := parser.New(parser.Options{Types: tc.types})
+		for media, c := range pages {
+			r, err := p.Parse(c)
+			switch {
+			case tc.want[media] && (err != nil || r.MediaType != media):
+				t.Errorf("types %v: %s: err %v", tc.types, media, err)
+			case !tc.want[media] && (!errors.Is(err, parser.ErrUnsupportedType) || !strings.Contains(err.Error(), "not among the types")):
+				t.Errorf("types %v: %s: err %v, want ErrUnsupportedType", tc.types, media, err)
+			}
+		}
+	}
+	if err := parser.CheckTypes(parser.Types()); err != nil {
+		t.Error(err)
+	}
+	for _, bad := range []string{"image/png", "text/HTML", "text/*", ""} {
+		if err := parser.CheckTypes([]string{"text/html", bad}); err == nil || !strings.Contains(err.Error(), "application/pdf") {
+			t.Errorf("CheckTypes(%q): %v", bad, err)
+		}
+	}
 }

@@ -16,7 +16,11 @@
 # and range of the ratios and the load average. ROUNDS, PAGES and HOSTS
 # pass to the crawls and the server. A build that predates a feature of
 # the dump (PDF parsing, say) differs in those rows: `differs` then says
-# nothing about the newer build.
+# nothing about the newer build. REF_FLAGS and NEW_FLAGS (words split on
+# spaces) pass more crawl flags to one build's crawls: NEW_FLAGS=
+# "--parse-types text/html,application/xhtml+xml,application/vnd.wap.xhtml+xml,text/plain"
+# leaves PDFs unparsed, as builds before PDF parsing did, so that both
+# crawls do the same work and their CrawlDBs can be the same.
 #
 # To build the reference: git worktree add /tmp/ref REV && (cd /tmp/ref &&
 # go build -o /tmp/trawl.ref ./cmd/trawl).
@@ -48,9 +52,10 @@ printf '%-4s  %-22s  %-22s  %-6s  %s\n' pair "ref us/page (RSS)" "new us/page (R
 ratios=()
 for i in $(seq "$n"); do
 	for b in ref new; do
-		bin=$ref
-		[[ $b == new ]] && bin=$new
-		"$here/crawlcpu.sh" "$bin" "$work/$b" >"$work/$b.out" 2>&1 || {
+		bin=$ref flags=${REF_FLAGS:-}
+		[[ $b == new ]] && bin=$new flags=${NEW_FLAGS:-}
+		# shellcheck disable=SC2086 # flags split into words on purpose
+		"$here/crawlcpu.sh" "$bin" "$work/$b" -- $flags >"$work/$b.out" 2>&1 || {
 			cat "$work/$b.out" >&2
 			exit 1
 		}

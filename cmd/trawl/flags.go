@@ -77,6 +77,7 @@ func flagMappings() []flagMapping {
 		{flag: "scope", setting: config.URLFilterScope},
 		{flag: "ignore-internal-links", setting: config.ParserIgnoreInternalLinks},
 		{flag: "embedded-links", setting: config.ParserEmbeddedLinks},
+		{flag: "parse-types", setting: config.ParserTypes},
 		{flag: "ignore-external-links", setting: config.ParserIgnoreExternalLinks},
 		{flag: "linkdb", setting: config.LinkDBUpdate},
 		{flag: "hostdb", setting: config.HostDbUpdate},
@@ -123,7 +124,7 @@ func warcFlags() []cli.Flag { return settingFlags("warc", "warc-max-file-size", 
 
 // parseFlags are the setting flags of the parse job.
 func parseFlags() []cli.Flag {
-	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "embedded-links", "parse-truncated")
+	return settingFlags("max-outlinks", "signature", "scope", "ignore-internal-links", "ignore-external-links", "embedded-links", "parse-types", "parse-truncated")
 }
 
 // settingFlags makes the flags called names (see settingFlag).

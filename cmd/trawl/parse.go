@@ -1,12 +1,14 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/trawl/trawl/config"
 	"github.com/trawl/trawl/jobs"
+	"github.com/trawl/trawl/parser"
 	"github.com/trawl/trawl/urlutil"
 )
 
@@ -15,7 +17,7 @@ func parseCommand(sio *stdio) *cli.Command {
 		Name:      "parse",
 		Usage:     "parse a fetched segment's content into outlinks, text and signatures",
 		ArgsUsage: "[SEGMENT]",
-		Description: `Parses the HTML (and plain text) of a segment's content and writes parse_data
+		Description: `Parses the HTML, plain text and PDFs (--parse-types) of a segment's content and writes parse_data
 (title, outlinks with anchors, features, signatures, meta robots), parse_text
 (the visible text) and crawl_parse (the CrawlDB updates: a row per page with
 its signature, features and the outlinks the CrawlDB learns, each passing on
@@ -99,6 +101,13 @@ func (s *session) parseOptions() (jobs.ParseOptions, error) {
 		IgnoreExternalLinks: cfg.Bool(config.ParserIgnoreExternalLinks),
 		EmbeddedLinks:       cfg.Bool(config.ParserEmbeddedLinks),
 		ParseTruncated:      !cfg.Bool(config.ParserSkipTruncated),
+		Types:               cfg.List(config.ParserTypes),
+	}
+	if len(o.Types) == 0 {
+		return o, usageErrorf("%s is empty: give at least one of %s", config.ParserTypes, strings.Join(parser.Types(), ", "))
+	}
+	if err := parser.CheckTypes(o.Types); err != nil {
+		return o, usageErrorf("%s: %w", config.ParserTypes, err)
 	}
 	switch n := cfg.Int(config.ParserMaxOutlinks); {
 	case n == -1:
