@@ -12,7 +12,11 @@
 # (the same trawl crawl command line, rounds and simulated clock). Each
 # process's user+sys CPU time comes from /usr/bin/time -v and is divided by
 # the pages it fetched (200 responses). It prints each run, the medians and
-# the ratio trawl/lean: the median of the runs' ratios.
+# the ratio trawl/lean: the median of the runs' ratios. TRAWL_FLAGS (words
+# split on spaces) passes more flags to trawl's crawl: the lean crawl
+# parses HTML only, so TRAWL_FLAGS="--parse-types
+# text/html,application/xhtml+xml,application/vnd.wap.xhtml+xml,text/plain"
+# leaves trawl's PDF parsing out of the comparison.
 set -euo pipefail
 trawl=$(realpath "${1:-bin/trawl}")
 n=${N:-3}
@@ -42,8 +46,9 @@ for i in $(seq "$n"); do
 	lpages=$(awk '$1 == "pages" && $2 == "fetched" {print $3}' "$work/lean.out")
 	lcpu=$(cpu_per_page "$work/lean.time" "$lpages")
 
+	# shellcheck disable=SC2086 # flags split into words on purpose
 	SIMWEB_HTTP=$simweb_http SIMWEB_DNS=$simweb_dns SIMWEB_SEEDS=$work/seeds.txt ROUNDS=$rounds \
-		"$here/crawlcpu.sh" "$trawl" "$work/trawl" >"$work/trawl.out"
+		"$here/crawlcpu.sh" "$trawl" "$work/trawl" -- ${TRAWL_FLAGS:-} >"$work/trawl.out"
 	tpages=$(awk '$1 == "pages" && $2 == "fetched" {print $3}' "$work/trawl.out")
 	tcpu=$(cpu_per_page "$work/trawl/time.txt" "$tpages")
 
