@@ -356,3 +356,24 @@ func TestHashIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeBits: typeBit gives each of Types its own bit, the bits allTypes
+// holds, and no bit to anything else.
+func TestTypeBits(t *testing.T) {
+	var seen typeSet
+	for _, m := range Types() {
+		b := typeBit(m)
+		if b == 0 || b&(b-1) != 0 || seen&b != 0 {
+			t.Errorf("typeBit(%q) = %b (seen %b)", m, b, seen)
+		}
+		seen |= b
+	}
+	if seen != allTypes {
+		t.Errorf("Types' bits %b, allTypes %b", seen, allTypes)
+	}
+	for _, m := range []string{"", "text/xml", "image/png", "TEXT/HTML"} {
+		if typeBit(m) != 0 {
+			t.Errorf("typeBit(%q) = %b, want 0", m, typeBit(m))
+		}
+	}
+}

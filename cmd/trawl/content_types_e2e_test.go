@@ -59,7 +59,8 @@ func contentSite(t *testing.T) *httptest.Server {
 
 // TestCrawlContentTypes: by default a crawl fetches and parses HTML and
 // PDF (the PDF's link annotation leads to a page no HTML page links to)
-// and takes no embedded resources; with --embedded-links,
+// and takes no embedded resources; with --parse-types text/html it
+// stores the PDF without reading it; with --embedded-links,
 // --content-types '*/*' and the suffix filter off it fetches and stores
 // the style sheet, the script and the image too, as wget
 // --page-requisites does.
@@ -82,6 +83,20 @@ func TestCrawlContentTypes(t *testing.T) {
 		if row := rows[srv.URL+p]; row != nil {
 			t.Errorf("default crawl: %s is in the CrawlDB: %v", p, row)
 		}
+	}
+
+	// --parse-types without PDF: the PDF is fetched and stored, but its
+	// link is not read, so the page only it links to is never found.
+	htmlOnly := filepath.Join(r.dir, "html-only")
+	r.ok(append([]string{"--crawl", htmlOnly}, append(base, "--parse-types", "text/html")...)...)
+	rows = dumpRows(t, r, htmlOnly)
+	for _, p := range []string{"/", "/about.html", "/doc.pdf"} {
+		if row := rows[srv.URL+p]; row == nil || row["status"] != "db_fetched" {
+			t.Errorf("--parse-types text/html: %s: %v, want db_fetched", p, row)
+		}
+	}
+	if row := rows[srv.URL+"/from-pdf.html"]; row != nil {
+		t.Errorf("--parse-types text/html: the page only the PDF links to is in the CrawlDB: %v", row)
 	}
 
 	all := filepath.Join(r.dir, "all")
