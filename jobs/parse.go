@@ -180,11 +180,12 @@ const (
 // it still gets a StatusLinked update without cash (Nutch treats a refresh
 // as a redirect, whatever nofollow says).
 //
-// A page that fails to parse (a type other than HTML or plain text, a
-// recovered panic) gets a parse_data row with Success false and the reason,
-// and, as in Nutch (whose signature falls back to the MD5 of the raw
-// content), a StatusSignature update with the MD5 of the body, so that
-// updatedb still detects changes of PDFs and the like. Truncated content is
+// A page that fails to parse (a type the parser does not read, or one
+// ParseOptions.Types leaves out; a malformed PDF; a recovered panic) gets
+// a parse_data row with Success false and the reason, and, as in Nutch
+// (whose signature falls back to the MD5 of the raw content), a
+// StatusSignature update with the MD5 of the body, so that updatedb still
+// detects changes of the pages it does not parse. Truncated content is
 // skipped unless ParseTruncated (a parse_data row says so; no update).
 // Failures never stop the job.
 //
