@@ -255,7 +255,7 @@ func TestClusterThenDynamicUpdate(t *testing.T) {
 		t.Errorf("record %+v %v %v", rec, ok, err)
 	}
 	// An adaptive round carries the record forward.
-	res = more(1, t0.AddDate(0, 0, 8), ScheduleOptions{Name: "adaptive"})
+	more(1, t0.AddDate(0, 0, 8), ScheduleOptions{Name: "adaptive"})
 	if rec2, ok, err := ReadClustersApplied(env); err != nil || !ok || rec2.Name != rec.Name {
 		t.Errorf("after an adaptive round: %+v %v %v", rec2, ok, err)
 	}

@@ -103,9 +103,7 @@ func LearnTopic(env Env, files []string, o topic.Options) (*topic.Model, error) 
 		if err != nil {
 			return nil, fmt.Errorf("topic: read %s: %w", f, err)
 		}
-		for _, s := range splitSamples(string(b)) {
-			samples = append(samples, s)
-		}
+		samples = append(samples, splitSamples(string(b))...)
 	}
 	if len(samples) == 0 {
 		return nil, fmt.Errorf("topic: the sample files %s hold no text", strings.Join(files, ", "))

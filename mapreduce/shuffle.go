@@ -449,10 +449,9 @@ func (rr *runReader) close() { rr.f.Close() }
 
 // merger merges several run partitions (k-way, binary heap).
 type merger struct {
-	part    int
-	heap    []*runReader
-	last    *runReader // returned by the previous next; advanced lazily
-	started bool
+	part int
+	heap []*runReader
+	last *runReader // returned by the previous next; advanced lazily
 }
 
 func less(a, b *runReader) bool {

@@ -106,7 +106,6 @@ type streamOpts struct {
 	res     Resolver
 	tempDir string
 	budget  int64
-	log     io.Writer
 }
 
 // WithStorage sets the resolver of input and output URIs (default

@@ -204,7 +204,7 @@ func NewSuffixFilter(suffixes []string) *SuffixFilter {
 		if s == "" {
 			continue
 		}
-		if s[0] == '.' && strings.IndexAny(s[1:], "./") < 0 {
+		if s[0] == '.' && !strings.ContainsAny(s[1:], "./") {
 			f.ext[s] = struct{}{}
 			f.max = max(f.max, len(s))
 		} else {
