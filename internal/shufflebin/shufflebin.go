@@ -96,18 +96,18 @@ func (r *Reader) Uvarint() uint64 {
 	return v
 }
 
-// Varint reads a zigzag varint.
+// Varint reads a zigzag varint: a uvarint whose low bit is the sign, as
+// binary.AppendVarint writes it.
 func (r *Reader) Varint() int64 {
-	v, n := binary.Varint(r.b[r.i:])
-	if n <= 0 {
-		r.Fail(varintError(n))
-		return 0
+	u := r.Uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	r.i += n
 	return v
 }
 
-// varintError is the error of binary.Uvarint's or Varint's n <= 0.
+// varintError is the error of binary.Uvarint's n <= 0.
 func varintError(n int) error {
 	if n == 0 {
 		return ErrShort
