@@ -298,17 +298,24 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 	if err != nil {
 		return nil, &Error{URL: c.URL, Err: fmt.Errorf("page URL: %w", err)}
 	}
+	ctype := c.ContentType
+	if ctype == "" {
+		ctype = header(c.Headers, "Content-Type")
+	}
+	media := mediaType(ctype, c.Body)
+	if bit := typeBit(media); bit&p.types == 0 {
+		err := fmt.Errorf("%w %q", ErrUnsupportedType, media)
+		if bit != 0 {
+			err = fmt.Errorf("%w: not among the types this parser is set to parse", err)
+		}
+		return nil, &Error{URL: c.URL, Err: err}
+	}
 	base := pageURL
 	if c.BaseURL != "" && c.BaseURL != c.URL {
 		if b, err := p.norm.Normalize(c.BaseURL); err == nil {
 			base = b
 		}
 	}
-	ctype := c.ContentType
-	if ctype == "" {
-		ctype = header(c.Headers, "Content-Type")
-	}
-	media := mediaType(ctype, c.Body)
 	res = &Result{URL: c.URL, BaseURL: base, MediaType: media}
 	res.Features.Depth = int32(urlutil.Depth(pageURL))
 	res.Features.Bytes = int64(len(c.Body))
@@ -320,12 +327,7 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 			csType = h
 		}
 	}
-	if typeBit(media)&p.types == 0 {
-		if typeBit(media) != 0 {
-			return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q: not among the types this parser is set to parse", ErrUnsupportedType, media)}
-		}
-		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
-	}
+	// typeBit has let through only the types below.
 	switch media {
 	case "text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml":
 		p.parseHTML(res, c.Body, csType, pageURL)
@@ -335,8 +337,6 @@ func (p *Parser) Parse(c segment.Content) (res *Result, err error) {
 		if err := p.parsePDF(res, c.Body, pageURL); err != nil {
 			return nil, &Error{URL: c.URL, Err: err}
 		}
-	default:
-		return nil, &Error{URL: c.URL, Err: fmt.Errorf("%w %q", ErrUnsupportedType, media)}
 	}
 	if xr := header(c.Headers, "X-Robots-Tag"); xr != "" {
 		var d robots
